@@ -1,0 +1,230 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// serveResource authenticates and authorizes a resource request, then hands
+// it to the verb's handler.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *requestInfo) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w}
+	kind := inflightKind(ri.Verb)
+	s.metrics.inflight.WithLabelValues(kind).Inc()
+	defer func() {
+		s.metrics.inflight.WithLabelValues(kind).Dec()
+		s.metrics.observe(ri, rec.code, start)
+	}()
+	w = rec
+
+	res := s.resources[schema.GroupVersionResource{Group: ri.Group, Version: ri.Version, Resource: ri.Resource}]
+	if res == nil {
+		writeError(w, notFoundPath(r.URL.Path))
+		return
+	}
+	if !res.namespaced {
+		if ri.Resource == "namespaces" {
+			ri.Namespace = ""
+		} else if ri.Namespace != "" {
+			writeError(w, notFoundPath(r.URL.Path))
+			return
+		}
+	}
+	if ri.Subresource != "" && !contains(res.subresources(), ri.Subresource) {
+		writeError(w, notFoundPath(r.URL.Path))
+		return
+	}
+	if ri.Subresource != "" && (ri.Verb == "list" || ri.Verb == "watch" || ri.Verb == "delete") {
+		writeError(w, apierrors.NewMethodNotSupported(res.gvr.GroupResource(), ri.Verb))
+		return
+	}
+	user, err := s.chain.Authn.Authenticate(r)
+	if err != nil {
+		writeError(w, apierrors.NewUnauthorized(err.Error()))
+		return
+	}
+	attrs := Attributes{User: user, Verb: ri.Verb, APIGroup: ri.Group, Resource: ri.Resource, Subresource: ri.Subresource, Namespace: ri.Namespace, Name: ri.Name}
+	if err := s.chain.Authz.Authorize(r.Context(), attrs); err != nil {
+		writeError(w, apierrors.NewForbidden(res.gvr.GroupResource(), ri.Name, err))
+		return
+	}
+	req := &request{s: s, w: w, r: r, ri: ri, res: res, user: user}
+	switch ri.Verb {
+	case "get":
+		err = req.get()
+	case "list":
+		err = req.list()
+	case "watch":
+		err = req.watch()
+	case "create":
+		err = req.create()
+	case "update":
+		err = req.update()
+	case "patch":
+		err = req.patch()
+	case "delete":
+		err = req.delete()
+	case "deletecollection":
+		err = req.deleteCollection()
+	}
+	if err != nil {
+		writeError(w, err)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// request is one resource request being served.
+type request struct {
+	s    *Server
+	w    http.ResponseWriter
+	r    *http.Request
+	ri   *requestInfo
+	res  *resource
+	user User
+}
+
+func (q *request) ctx() context.Context { return q.r.Context() }
+
+func (q *request) gr() schema.GroupResource { return q.res.gvr.GroupResource() }
+
+func (q *request) dryRun() bool { return len(q.r.URL.Query()["dryRun"]) > 0 }
+
+// readBody reads the request body, refusing it with 413 past the limit
+// before anything is decoded or written.
+func (q *request) readBody() ([]byte, error) {
+	limit := q.s.opts.MaxRequestBytes
+	if q.r.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	_ = http.NewResponseController(q.w).SetReadDeadline(time.Now().Add(30 * time.Second))
+	defer func() { _ = http.NewResponseController(q.w).SetReadDeadline(time.Time{}) }()
+	b, err := io.ReadAll(http.MaxBytesReader(q.w, q.r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge(limit)
+		}
+		return nil, badRequest("reading the request body: %v", err)
+	}
+	return b, nil
+}
+
+// bodyJSON returns the body as JSON, converting YAML; other media types are
+// 415.
+func (q *request) bodyJSON(allowed ...string) ([]byte, string, error) {
+	ct := q.r.Header.Get("Content-Type")
+	mt := strings.TrimSpace(strings.SplitN(ct, ";", 2)[0])
+	if mt == "" {
+		mt = "application/json"
+	}
+	if len(allowed) == 0 {
+		allowed = []string{"application/json", "application/yaml"}
+	}
+	if !contains(allowed, mt) {
+		return nil, mt, unsupportedMediaType(ct)
+	}
+	body, err := q.readBody()
+	if err != nil {
+		return nil, mt, err
+	}
+	if mt == "application/yaml" || mt == "application/apply-patch+yaml" {
+		j, err := yaml.YAMLToJSON(body)
+		if err != nil {
+			return nil, mt, badRequest("the body could not be decoded as YAML: %v", err)
+		}
+		body = j
+	}
+	return body, mt, nil
+}
+
+// decodeInto decodes JSON into obj, honouring fieldValidation: Strict turns
+// unknown and duplicate fields into a 400, Warn (the default) into warnings.
+func (q *request) decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind) error {
+	mode := q.r.URL.Query().Get("fieldValidation")
+	switch mode {
+	case "", "Warn", "Strict", "Ignore":
+	default:
+		return badRequest("fieldValidation must be one of Ignore, Warn, Strict; got %q", mode)
+	}
+	strictErrs, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return badRequest("the object provided is unrecognized or malformed: %v", err)
+	}
+	if len(strictErrs) > 0 && mode != "Ignore" {
+		msgs := make([]string, len(strictErrs))
+		for i, e := range strictErrs {
+			msgs[i] = e.Error()
+		}
+		if mode == "Strict" {
+			return badRequest("strict decoding error: %s", strings.Join(msgs, ", "))
+		}
+		for _, m := range msgs {
+			q.w.Header().Add("Warning", `299 - "`+strings.ReplaceAll(m, `"`, `\"`)+`"`)
+		}
+	}
+	tm := obj.GetObjectKind().GroupVersionKind()
+	if tm.Kind != "" && tm.Kind != gvk.Kind {
+		return badRequest("the kind of the object (%s) does not match the endpoint (%s)", tm.Kind, gvk.Kind)
+	}
+	if av := tm.GroupVersion().String(); tm.Version != "" && av != gvk.GroupVersion().String() {
+		return badRequest("the API version of the object (%s) does not match the endpoint (%s)", av, gvk.GroupVersion())
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return nil
+}
+
+// decodeObject reads the body as an object of the request's resource and
+// checks its name and namespace against the URL.
+func (q *request) decodeObject() (runtime.Object, error) {
+	data, _, err := q.bodyJSON()
+	if err != nil {
+		return nil, err
+	}
+	obj := q.res.newObj()
+	if err := q.decodeInto(data, obj, q.res.gvk()); err != nil {
+		return nil, err
+	}
+	if err := q.checkNames(objectMeta(obj)); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+func (q *request) checkNames(m *metav1.ObjectMeta) error {
+	if q.res.namespaced {
+		switch {
+		case m.Namespace == "":
+			m.Namespace = q.ri.Namespace
+		case q.ri.Namespace != "" && m.Namespace != q.ri.Namespace:
+			return badRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	}
+	if q.ri.Name != "" {
+		if m.Name == "" {
+			m.Name = q.ri.Name
+		} else if m.Name != q.ri.Name {
+			return badRequest("the name of the object (%s) does not match the name on the URL (%s)", m.Name, q.ri.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/storage"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// systemNamespaces exist in every cluster from the first boot.
+var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
+
+func (s *Server) namespaces() *resource {
+	return s.resources[corev1.SchemeGroupVersion.WithResource("namespaces")]
+}
+
+// bootstrap creates the system namespaces if absent. Every apiserver runs
+// it; creation is a transaction on absence, so racing apiservers are fine.
+func (s *Server) bootstrap(ctx context.Context) {
+	ns := s.namespaces()
+	for _, name := range systemNamespaces {
+		for ctx.Err() == nil {
+			obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			prepareForCreate(ns, obj, metav1.NewTime(s.now()))
+			val, err := encodeStored(ns, obj)
+			if err == nil {
+				_, err = s.store.Create(ctx, ns.key("", name), val)
+			}
+			if err == nil || errors.Is(err, storage.ErrExists) {
+				break
+			}
+			s.log.Warn("creating system namespace", "namespace", name, "err", err)
+			sleep(ctx, 200*time.Millisecond)
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// namespaceWritable refuses writes into a namespace that does not exist
+// (404) or is being deleted (403). The namespace cache answers the common
+// case; a miss is checked against etcd, since the cache may lag a namespace
+// created a moment ago.
+func (s *Server) namespaceWritable(ctx context.Context, name string) error {
+	ns := s.namespaces()
+	gr := ns.gvr.GroupResource()
+	var obj *corev1.Namespace
+	if e, ok := s.cacher(ns).Get(ns.key("", name)); ok {
+		obj = e.Object.(*corev1.Namespace)
+	} else {
+		kv, err := s.store.Get(ctx, ns.key("", name))
+		if err != nil {
+			return storageError(err, gr, name)
+		}
+		o, err := decodeStored(ns, kv.Value, kv.ModRev)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		obj = o.(*corev1.Namespace)
+	}
+	if obj.Status.Phase == corev1.NamespaceTerminating || obj.DeletionTimestamp != nil {
+		return apierrors.NewForbidden(gr, name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", name))
+	}
+	return nil
+}
+
+// finalizeNamespaces empties namespaces being deleted and then removes them.
+// It follows the namespace watch cache; every apiserver runs it and the
+// deletes are idempotent.
+func (s *Server) finalizeNamespaces(ctx context.Context) {
+	ns := s.namespaces()
+	c := s.cacher(ns)
+	select {
+	case <-c.Ready():
+	case <-ctx.Done():
+		return
+	}
+	for ctx.Err() == nil {
+		entries, _, err := c.List(ctx, 0, storage.Filter{})
+		if err == nil {
+			for _, e := range entries {
+				n := e.Object.(*corev1.Namespace)
+				if n.DeletionTimestamp == nil {
+					continue
+				}
+				if err := s.emptyNamespace(ctx, n); err != nil {
+					s.log.Warn("finalizing namespace", "namespace", n.Name, "err", err)
+				}
+			}
+		}
+		sleep(ctx, 500*time.Millisecond)
+	}
+}
+
+func (s *Server) emptyNamespace(ctx context.Context, n *corev1.Namespace) error {
+	for _, r := range s.resources {
+		if !r.namespaced || r.storage != nil {
+			continue
+		}
+		if _, err := s.store.DeletePrefix(ctx, r.prefix(n.Name)); err != nil {
+			return err
+		}
+	}
+	ns := s.namespaces()
+	_, _, err := s.store.Delete(ctx, ns.key("", n.Name), mustRV(n.ResourceVersion))
+	if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrConflict) {
+		return nil // gone, or changed: the next pass sees it again
+	}
+	return err
+}
+
+func mustRV(s string) int64 {
+	n, _ := parseRV(s)
+	return n
+}

@@ -1,0 +1,352 @@
+package apiserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/storage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// fromStorage converts a stored object to the request's version.
+func (q *request) fromStorage(obj runtime.Object) runtime.Object {
+	if q.res.convert != nil {
+		return q.res.convert.fromStorage(obj)
+	}
+	return obj
+}
+
+func (q *request) storageResource() *resource {
+	if q.res.storage != nil {
+		return q.res.storage
+	}
+	return q.res
+}
+
+// read returns the current object with a quorum read from etcd, decoded
+// fresh: callers own it.
+func (q *request) read(ctx context.Context, namespace, name string) (runtime.Object, error) {
+	sr := q.storageResource()
+	kv, err := q.s.store.Get(ctx, sr.key(namespace, name))
+	if err != nil {
+		return nil, storageError(err, q.gr(), name)
+	}
+	obj, err := decodeStored(sr, kv.Value, kv.ModRev)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return obj, nil
+}
+
+func (q *request) get() error {
+	rv := q.r.URL.Query().Get("resourceVersion")
+	var obj runtime.Object
+	if rv != "" {
+		// Any version at least as new as rv will do: the watch cache.
+		min := int64(0)
+		if rv != "0" {
+			n, err := parseRV(rv)
+			if err != nil {
+				return err
+			}
+			min = n
+		}
+		c := q.s.cacher(q.storageResource())
+		ctx, cancel := context.WithTimeout(q.ctx(), 3*time.Second)
+		err := c.WaitFor(ctx, min)
+		cancel()
+		if err != nil {
+			return storageError(err, q.gr(), q.ri.Name)
+		}
+		e, ok := c.Get(q.storageResource().key(q.ri.Namespace, q.ri.Name))
+		if !ok {
+			return apierrors.NewNotFound(q.gr(), q.ri.Name)
+		}
+		obj = e.Object.DeepCopyObject()
+	} else {
+		var err error
+		if obj, err = q.read(q.ctx(), q.ri.Namespace, q.ri.Name); err != nil {
+			return err
+		}
+	}
+	obj = q.fromStorage(obj)
+	if q.ri.Subresource == "scale" {
+		sc, err := toScale(obj)
+		if err != nil {
+			return err
+		}
+		q.s.writeObject(q.w, q.r, http.StatusOK, q.res, sc)
+		return nil
+	}
+	q.s.writeObject(q.w, q.r, http.StatusOK, q.res, obj)
+	return nil
+}
+
+// list serves from the watch cache whenever the semantics allow it:
+// resourceVersion "0" (any), a NotOlderThan version (waits for the cache to
+// reach it), and the unset version without limit (a consistent read: the
+// cache is brought up to etcd's current revision first). Exact versions,
+// limits on consistent reads, and continues read etcd at a revision.
+func (q *request) list() error {
+	p, err := parseListParams(q.r.URL.Query(), q.res, q.ri.Namespace)
+	if err != nil {
+		return err
+	}
+	out, ok := negotiate(q.r)
+	if !ok {
+		notAcceptable(q.w)
+		return nil
+	}
+	switch {
+	case p.cont != "":
+		tok, err := parseContinue(p.cont)
+		if err != nil {
+			return err
+		}
+		return q.listEtcd(p, out, tok.RV, tok.Start)
+	case p.rv == "0":
+		return q.listCache(p, out, 0)
+	case p.rv == "":
+		if p.limit > 0 {
+			return q.listEtcd(p, out, 0, "")
+		}
+		rev, err := q.s.store.Revision(q.ctx())
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		return q.listCache(p, out, rev)
+	case p.rvMatch == metav1.ResourceVersionMatchExact:
+		n, _ := parseRV(p.rv)
+		return q.listEtcd(p, out, n, "")
+	default:
+		n, _ := parseRV(p.rv)
+		if p.limit > 0 {
+			// A page at the current revision is not older than n.
+			return q.listEtcd(p, out, 0, "")
+		}
+		return q.listCache(p, out, n)
+	}
+}
+
+func (q *request) listCache(p *listParams, out output, minRV int64) error {
+	ctx, cancel := context.WithTimeout(q.ctx(), 3*time.Second)
+	defer cancel()
+	entries, rv, err := q.s.cacher(q.storageResource()).List(ctx, minRV, p.filter)
+	if err != nil {
+		return storageError(err, q.gr(), "")
+	}
+	if out == outTable || q.res.convert != nil {
+		objs := make([]runtime.Object, len(entries))
+		for i, e := range entries {
+			objs[i] = q.fromStorage(e.Object)
+		}
+		return q.writeObjects(out, objs, itoa(rv), "")
+	}
+	items := make([][]byte, len(entries))
+	for i, e := range entries {
+		if items[i], err = e.JSON(); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+	}
+	writeList(q.w, out, q.res, items, itoa(rv), "", nil)
+	return nil
+}
+
+// listEtcd reads etcd at rev (0: now) from start, filtering as it goes,
+// until limit objects matched or the prefix ends.
+func (q *request) listEtcd(p *listParams, out output, rev int64, start string) error {
+	sr := q.storageResource()
+	prefix := sr.prefix(p.filter.Namespace)
+	var objs []runtime.Object
+	cont := ""
+	page := max(p.limit, 500)
+	for {
+		res, err := q.s.store.List(q.ctx(), prefix, start, rev, page)
+		if err != nil {
+			if errors.Is(err, storage.ErrCompacted) {
+				return apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+			}
+			return storageError(err, q.gr(), "")
+		}
+		rev = res.Rev
+		for i, kv := range res.KVs {
+			obj, err := decodeStored(sr, kv.Value, kv.ModRev)
+			if err != nil {
+				return apierrors.NewInternalError(err)
+			}
+			if !p.filter.Matches(attrsOf(sr, obj)) {
+				continue
+			}
+			objs = append(objs, q.fromStorage(obj))
+			if p.limit > 0 && int64(len(objs)) == p.limit {
+				if i < len(res.KVs)-1 || res.More {
+					cont = continueToken{RV: rev, Start: kv.Key + "\x00"}.String()
+				}
+				return q.writeObjects(out, objs, itoa(rev), cont)
+			}
+		}
+		if !res.More || len(res.KVs) == 0 {
+			break
+		}
+		start = res.KVs[len(res.KVs)-1].Key + "\x00"
+	}
+	return q.writeObjects(out, objs, itoa(rev), cont)
+}
+
+func (q *request) writeObjects(out output, objs []runtime.Object, rv, cont string) error {
+	if out == outTable {
+		q.s.writeTable(q.w, q.r, http.StatusOK, q.res, objs, rv, cont)
+		return nil
+	}
+	items := make([][]byte, len(objs))
+	for i, o := range objs {
+		b, err := json.Marshal(o)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		items[i] = b
+	}
+	writeList(q.w, out, q.res, items, rv, cont, nil)
+	return nil
+}
+
+// watch streams events from the watch cache. The stream is JSON frames,
+// {"type":...,"object":...}, one per line, flushed whenever the watcher has
+// nothing more queued.
+func (q *request) watch() error {
+	p, err := parseListParams(q.r.URL.Query(), q.res, q.ri.Namespace)
+	if err != nil {
+		return err
+	}
+	if q.ri.Name != "" { // GET .../pods/x?watch=true: a watch of one object
+		sel := fields.OneTermEqualSelector("metadata.name", q.ri.Name)
+		if p.filter.Field != nil {
+			sel = fields.AndSelectors(sel, p.filter.Field)
+		}
+		p.filter.Field = sel
+	}
+	out, ok := negotiate(q.r)
+	if !ok || out == outYAML {
+		out = outJSON
+	}
+	timeout := p.timeout
+	if timeout == 0 {
+		// Upstream spreads unbounded watches over 30-60 minutes so that
+		// clients reconnect (and rebalance across apiservers) gradually.
+		timeout = 30*time.Minute + time.Duration(rand.Int64N(int64(30*time.Minute)))
+	}
+	ctx, cancel := context.WithTimeout(q.ctx(), timeout)
+	defer cancel()
+
+	c := q.s.cacher(q.storageResource())
+	opts := storage.WatchOptions{Filter: p.filter, Bookmarks: p.bookmarks, BookmarkInterval: q.s.opts.BookmarkInterval}
+	minRV := int64(0)
+	switch {
+	case p.sendInitial != nil && *p.sendInitial:
+		opts.SendInitial, opts.InitialEventsEnd = true, true
+		if p.rv != "" && p.rv != "0" {
+			minRV, _ = parseRV(p.rv)
+		} else if p.rv == "" {
+			if minRV, err = q.s.store.Revision(ctx); err != nil {
+				return apierrors.NewInternalError(err)
+			}
+		}
+	case p.rv == "" || p.rv == "0":
+		opts.SendInitial = p.sendInitial == nil // sendInitialEvents=false: changes only
+	default:
+		opts.FromRV, _ = parseRV(p.rv)
+	}
+	if minRV > 0 {
+		wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
+		err := c.WaitFor(wctx, minRV)
+		wcancel()
+		if err != nil {
+			return storageError(err, q.gr(), "")
+		}
+	}
+	w, err := c.Watch(ctx, opts)
+	if err != nil && !errors.Is(err, storage.ErrCompacted) {
+		return storageError(err, q.gr(), "")
+	}
+	q.w.Header().Set("Content-Type", "application/json")
+	q.w.Header().Set("Cache-Control", "no-cache, private")
+	q.w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(q.w, 32<<10)
+	flusher, _ := q.w.(http.Flusher)
+	flush := func() {
+		_ = bw.Flush()
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	if err != nil {
+		// Too old: the error arrives in the stream, as upstream's watch
+		// cache sends it; the client relists.
+		writeWatchStatus(bw, &apierrors.NewResourceExpired(err.Error()).ErrStatus)
+		flush()
+		return nil
+	}
+	defer w.Stop()
+	flush()
+	for {
+		it, err := w.Next(ctx)
+		if err != nil {
+			flush()
+			return nil // timeout, client gone, or closed by the cache: end the stream
+		}
+		if err := q.writeEvent(bw, out, it); err != nil {
+			return nil
+		}
+		if w.Pending() == 0 {
+			flush()
+		}
+	}
+}
+
+func writeWatchStatus(bw *bufio.Writer, s *metav1.Status) {
+	s.Kind, s.APIVersion, s.Status = "Status", "v1", metav1.StatusFailure
+	b, _ := json.Marshal(s)
+	writeFrame(bw, watch.Error, b)
+}
+
+func writeFrame(bw *bufio.Writer, t watch.EventType, obj []byte) {
+	bw.WriteString(`{"type":"`)
+	bw.WriteString(string(t))
+	bw.WriteString(`","object":`)
+	bw.Write(obj)
+	bw.WriteString("}\n")
+}
+
+// writeEvent writes one watch frame. The common case reuses the entry's
+// cached encoding, shared by every watcher of the event.
+func (q *request) writeEvent(bw *bufio.Writer, out output, it storage.Item) error {
+	var b []byte
+	var err error
+	switch {
+	case out == outTable && it.Type != watch.Bookmark:
+		t, terr := tableFor(q.r, q.res, []runtime.Object{q.fromStorage(it.Entry.Object)}, q.s.now())
+		if terr != nil {
+			return terr
+		}
+		t.ResourceVersion = itoa(it.Entry.RV)
+		b, err = json.Marshal(t)
+	case q.res.convert != nil:
+		b, err = json.Marshal(q.fromStorage(it.Entry.Object))
+	default:
+		b, err = it.Entry.JSON()
+	}
+	if err != nil {
+		return err
+	}
+	writeFrame(bw, it.Type, b)
+	return nil
+}

@@ -1,0 +1,204 @@
+package apiserver
+
+import (
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// resource describes one served resource: how it is addressed, stored and
+// selected. The table below is the whole API surface; adding a resource is
+// adding a row.
+type resource struct {
+	gvr        schema.GroupVersionResource
+	kind       string
+	singular   string
+	namespaced bool
+	shortNames []string
+	categories []string
+	newObj     func() runtime.Object
+	newList    func() runtime.Object
+	// status: the resource has a /status subresource; the main resource's
+	// writes keep the stored status, /status writes keep everything else.
+	status bool
+	// scale: the resource has a /scale subresource (autoscaling/v1 Scale)
+	// backed by spec.replicas and status.replicas.
+	scale bool
+	// binding: pods/binding, the scheduler's write.
+	binding bool
+	// fields returns the resource-specific selectable fields.
+	fields func(obj runtime.Object) fields.Set
+	// indexField is the field watchers select on exactly often enough to be
+	// worth an index in the watch cache (kubelets: spec.nodeName).
+	indexField string
+	// storage, when set, is another resource whose stored objects this one
+	// serves through a conversion (events.k8s.io/v1 events are core events).
+	storage *resource
+	convert *conversion
+}
+
+// conversion maps a served version to and from its storage version.
+type conversion struct {
+	toStorage   func(runtime.Object) runtime.Object
+	fromStorage func(runtime.Object) runtime.Object
+}
+
+func (r *resource) gvk() schema.GroupVersionKind { return r.gvr.GroupVersion().WithKind(r.kind) }
+
+// storageName is the resource segment of the etcd key.
+func (r *resource) storageName() string {
+	if r.storage != nil {
+		return r.storage.storageName()
+	}
+	return r.gvr.Resource
+}
+
+// prefix is the etcd prefix of the resource, or of one namespace of it.
+func (r *resource) prefix(namespace string) string {
+	p := "/registry/" + r.storageName() + "/"
+	if r.namespaced && namespace != "" {
+		p += namespace + "/"
+	}
+	return p
+}
+
+// key is the etcd key of one object: /registry/<resource>/<namespace>/<name>.
+func (r *resource) key(namespace, name string) string {
+	if r.namespaced {
+		return "/registry/" + r.storageName() + "/" + namespace + "/" + name
+	}
+	return "/registry/" + r.storageName() + "/" + name
+}
+
+func (r *resource) verbs() []string {
+	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+}
+
+func (r *resource) subresources() []string {
+	var s []string
+	if r.status {
+		s = append(s, "status")
+	}
+	if r.scale {
+		s = append(s, "scale")
+	}
+	if r.binding {
+		s = append(s, "binding")
+	}
+	return s
+}
+
+func podFields(obj runtime.Object) fields.Set {
+	p := obj.(*corev1.Pod)
+	return fields.Set{
+		"spec.nodeName":            p.Spec.NodeName,
+		"spec.restartPolicy":       string(p.Spec.RestartPolicy),
+		"spec.schedulerName":       p.Spec.SchedulerName,
+		"spec.serviceAccountName":  p.Spec.ServiceAccountName,
+		"spec.hostNetwork":         boolString(p.Spec.HostNetwork),
+		"status.phase":             string(p.Status.Phase),
+		"status.podIP":             p.Status.PodIP,
+		"status.nominatedNodeName": p.Status.NominatedNodeName,
+	}
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func nodeFields(obj runtime.Object) fields.Set {
+	return fields.Set{"spec.unschedulable": boolString(obj.(*corev1.Node).Spec.Unschedulable)}
+}
+
+func namespaceFields(obj runtime.Object) fields.Set {
+	return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
+}
+
+func eventFields(obj runtime.Object) fields.Set {
+	e := obj.(*corev1.Event)
+	return fields.Set{
+		"involvedObject.kind":            e.InvolvedObject.Kind,
+		"involvedObject.namespace":       e.InvolvedObject.Namespace,
+		"involvedObject.name":            e.InvolvedObject.Name,
+		"involvedObject.uid":             string(e.InvolvedObject.UID),
+		"involvedObject.apiVersion":      e.InvolvedObject.APIVersion,
+		"involvedObject.resourceVersion": e.InvolvedObject.ResourceVersion,
+		"involvedObject.fieldPath":       e.InvolvedObject.FieldPath,
+		"reason":                         e.Reason,
+		"reportingComponent":             e.ReportingController,
+		"source":                         e.Source.Component,
+		"type":                           e.Type,
+	}
+}
+
+func secretFields(obj runtime.Object) fields.Set {
+	return fields.Set{"type": string(obj.(*corev1.Secret).Type)}
+}
+
+func rsFields(obj runtime.Object) fields.Set {
+	return fields.Set{"status.replicas": itoa(int64(obj.(*appsv1.ReplicaSet).Status.Replicas))}
+}
+
+// resources builds the served API. Storage of events.k8s.io events is the
+// core events resource.
+func resources() []*resource {
+	coreEvents := &resource{gvr: corev1.SchemeGroupVersion.WithResource("events"), kind: "Event", namespaced: true, shortNames: []string{"ev"},
+		newObj: func() runtime.Object { return &corev1.Event{} }, newList: func() runtime.Object { return &corev1.EventList{} }, fields: eventFields}
+	rs := []*resource{
+		{gvr: corev1.SchemeGroupVersion.WithResource("namespaces"), kind: "Namespace", shortNames: []string{"ns"}, status: true,
+			newObj: func() runtime.Object { return &corev1.Namespace{} }, newList: func() runtime.Object { return &corev1.NamespaceList{} }, fields: namespaceFields},
+		{gvr: corev1.SchemeGroupVersion.WithResource("pods"), kind: "Pod", namespaced: true, shortNames: []string{"po"}, categories: []string{"all"},
+			status: true, binding: true, indexField: "spec.nodeName",
+			newObj: func() runtime.Object { return &corev1.Pod{} }, newList: func() runtime.Object { return &corev1.PodList{} }, fields: podFields},
+		{gvr: corev1.SchemeGroupVersion.WithResource("nodes"), kind: "Node", shortNames: []string{"no"}, status: true,
+			newObj: func() runtime.Object { return &corev1.Node{} }, newList: func() runtime.Object { return &corev1.NodeList{} }, fields: nodeFields},
+		{gvr: corev1.SchemeGroupVersion.WithResource("services"), kind: "Service", namespaced: true, shortNames: []string{"svc"}, categories: []string{"all"}, status: true,
+			newObj: func() runtime.Object { return &corev1.Service{} }, newList: func() runtime.Object { return &corev1.ServiceList{} }},
+		{gvr: corev1.SchemeGroupVersion.WithResource("endpoints"), kind: "Endpoints", namespaced: true, shortNames: []string{"ep"},
+			newObj: func() runtime.Object { return &corev1.Endpoints{} }, newList: func() runtime.Object { return &corev1.EndpointsList{} }},
+		coreEvents,
+		{gvr: corev1.SchemeGroupVersion.WithResource("configmaps"), kind: "ConfigMap", namespaced: true, shortNames: []string{"cm"},
+			newObj: func() runtime.Object { return &corev1.ConfigMap{} }, newList: func() runtime.Object { return &corev1.ConfigMapList{} }},
+		{gvr: corev1.SchemeGroupVersion.WithResource("secrets"), kind: "Secret", namespaced: true,
+			newObj: func() runtime.Object { return &corev1.Secret{} }, newList: func() runtime.Object { return &corev1.SecretList{} }, fields: secretFields},
+		{gvr: corev1.SchemeGroupVersion.WithResource("serviceaccounts"), kind: "ServiceAccount", namespaced: true, shortNames: []string{"sa"},
+			newObj: func() runtime.Object { return &corev1.ServiceAccount{} }, newList: func() runtime.Object { return &corev1.ServiceAccountList{} }},
+		{gvr: coordinationv1.SchemeGroupVersion.WithResource("leases"), kind: "Lease", namespaced: true,
+			newObj: func() runtime.Object { return &coordinationv1.Lease{} }, newList: func() runtime.Object { return &coordinationv1.LeaseList{} }},
+		{gvr: appsv1.SchemeGroupVersion.WithResource("replicasets"), kind: "ReplicaSet", namespaced: true, shortNames: []string{"rs"}, categories: []string{"all"},
+			status: true, scale: true, fields: rsFields,
+			newObj: func() runtime.Object { return &appsv1.ReplicaSet{} }, newList: func() runtime.Object { return &appsv1.ReplicaSetList{} }},
+		{gvr: appsv1.SchemeGroupVersion.WithResource("deployments"), kind: "Deployment", namespaced: true, shortNames: []string{"deploy"}, categories: []string{"all"},
+			status: true, scale: true,
+			newObj: func() runtime.Object { return &appsv1.Deployment{} }, newList: func() runtime.Object { return &appsv1.DeploymentList{} }},
+		{gvr: eventsv1.SchemeGroupVersion.WithResource("events"), kind: "Event", namespaced: true, shortNames: []string{"ev"},
+			newObj: func() runtime.Object { return &eventsv1.Event{} }, newList: func() runtime.Object { return &eventsv1.EventList{} },
+			storage: coreEvents, convert: &conversion{toStorage: eventToCore, fromStorage: eventFromCore}},
+	}
+	for _, r := range rs {
+		r.singular = strings.ToLower(r.kind)
+	}
+	return rs
+}
+
+// scaleGVK is the kind of every /scale subresource.
+var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+
+// bindingGVK is the kind pods/binding accepts.
+var bindingGVK = corev1.SchemeGroupVersion.WithKind("Binding")
+
+// objectMeta returns obj's metadata; every served type has ObjectMeta.
+func objectMeta(obj runtime.Object) *metav1.ObjectMeta {
+	return obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
+}

@@ -1,0 +1,244 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/apiserver/openapi"
+	"github.com/kstep-dev/kstep/cluster/storage"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Server is one apiserver: stateless, the only etcd client of the cluster.
+type Server struct {
+	opts  Options
+	log   *slog.Logger
+	store *storage.Store
+	chain Chain
+	now   func() time.Time
+
+	resources map[schema.GroupVersionResource]*resource
+	groups    []schema.GroupVersion // served group versions, discovery order
+	cachers   map[string]*storage.Cacher
+
+	openapi  http.Handler
+	registry *prometheus.Registry
+	metrics  *metrics
+	mux      *http.ServeMux
+
+	// inflight tracks open watches so shutdown can end them.
+	wg sync.WaitGroup
+}
+
+// New builds a server on an etcd client. It does not start serving.
+func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s := &Server{
+		opts:      opts,
+		log:       log.With("apiserver", opts.Name),
+		store:     storage.NewStore(cli, reg),
+		chain:     DefaultChain(),
+		now:       time.Now,
+		resources: map[schema.GroupVersionResource]*resource{},
+		cachers:   map[string]*storage.Cacher{},
+		registry:  reg,
+		metrics:   newMetrics(reg),
+	}
+	cm := storage.NewCacheMetrics(reg)
+	var specs []openapi.Resource
+	for _, r := range resources() {
+		s.resources[r.gvr] = r
+		gv := r.gvr.GroupVersion()
+		if !containsGV(s.groups, gv) {
+			s.groups = append(s.groups, gv)
+		}
+		if r.storage == nil {
+			s.cachers[r.storageName()] = storage.NewCacher(s.store, storage.CacherConfig{
+				Resource:         r.gvr.Resource,
+				Prefix:           r.prefix(""),
+				Codec:            cacheCodec{r: r},
+				Capacity:         opts.WatchCacheSize,
+				IndexField:       r.indexField,
+				ProgressInterval: opts.BookmarkInterval / 2,
+				Log:              s.log,
+				Metrics:          cm,
+			})
+		}
+		specs = append(specs, openapiResource(r))
+	}
+	spec, err := openapi.New(specs)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	s.openapi = spec
+	s.mux = s.routes()
+	return s, nil
+}
+
+func containsGV(gvs []schema.GroupVersion, gv schema.GroupVersion) bool {
+	for _, g := range gvs {
+		if g == gv {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) cacher(r *resource) *storage.Cacher { return s.cachers[r.storageName()] }
+
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", s.serveHealth)
+	mux.HandleFunc("/livez", s.serveHealth)
+	mux.HandleFunc("/readyz", s.serveReady)
+	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/version", s.serveVersion)
+	mux.Handle("/openapi/", s.openapi)
+	mux.HandleFunc("/api", s.serveDiscovery)
+	mux.HandleFunc("/api/", s.serveAPI)
+	mux.HandleFunc("/apis", s.serveDiscovery)
+	mux.HandleFunc("/apis/", s.serveAPI)
+	return mux
+}
+
+// ServeHTTP serves the whole API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Start primes the watch caches and creates the namespaces every cluster
+// has. It returns once the caches are filling; Ready reports when they are.
+func (s *Server) Start(ctx context.Context) {
+	for _, c := range s.cachers {
+		go c.Run(ctx)
+	}
+	go s.bootstrap(ctx)
+	go s.finalizeNamespaces(ctx)
+}
+
+// Ready reports whether etcd answers and every watch cache is primed.
+func (s *Server) Ready(ctx context.Context) error {
+	for name, c := range s.cachers {
+		select {
+		case <-c.Ready():
+		default:
+			return fmt.Errorf("watch cache %s not primed", name)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := s.store.Revision(ctx); err != nil {
+		return fmt.Errorf("etcd: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok"))
+}
+
+func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err := s.Ready(r.Context()); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, "[-]%v\nreadyz check failed\n", err)
+		return
+	}
+	_, _ = w.Write([]byte("ok"))
+}
+
+// Run connects to etcd and serves until ctx is cancelled.
+func Run(ctx context.Context, opts Options) error {
+	log := slog.Default()
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            opts.EtcdServers,
+		DialTimeout:          opts.EtcdDialTimeout,
+		DialKeepAliveTime:    5 * time.Second,
+		DialKeepAliveTimeout: 2 * time.Second,
+		MaxCallSendMsgSize:   int(opts.MaxRequestBytes) + 64<<10,
+		Logger:               zap.NewNop(),
+	})
+	if err != nil {
+		return fmt.Errorf("connect etcd %v: %w", opts.EtcdServers, err)
+	}
+	defer cli.Close()
+	s, err := New(opts, cli, log)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", opts.Listen, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx is cancelled.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.Start(ctx)
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		// No ReadTimeout: it would cut long-running watches. Bodies get their
+		// own read deadline in readBody.
+		IdleTimeout: 120 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx },
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.log.Info("serving", "addr", ln.Addr().String(), "etcd", s.opts.EtcdServers)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	cancel()
+	shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
+	defer done()
+	err := hs.Shutdown(shutdown)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = hs.Close()
+	}
+	return err
+}
+
+// serveAPI serves everything under /api/ and /apis/: group discovery or a
+// resource request.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	path := strings.Trim(r.URL.Path, "/")
+	parts := strings.Split(path, "/")
+	if (parts[0] == "api" && len(parts) <= 2) || (parts[0] == "apis" && len(parts) <= 3) {
+		s.serveDiscovery(w, r)
+		return
+	}
+	ri, ok := parseRequestInfo(r)
+	if !ok {
+		writeError(w, notFoundPath(r.URL.Path))
+		return
+	}
+	s.serveResource(w, r, ri)
+}

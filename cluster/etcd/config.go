@@ -1,0 +1,176 @@
+package etcd
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// Initial cluster states, as etcd's --initial-cluster-state spells them.
+const (
+	ClusterStateNew      = embed.ClusterStateFlagNew
+	ClusterStateExisting = embed.ClusterStateFlagExisting
+)
+
+// Config describes one etcd member. Field names follow etcd's own flags; the
+// zero value is not usable, start from DefaultConfig.
+type Config struct {
+	// Name is the member's name; it must appear in InitialCluster.
+	Name string
+	// DataDir holds the member's WAL and snapshots.
+	DataDir string
+
+	// ListenClientURLs are the URLs the member serves clients on.
+	ListenClientURLs []string
+	// AdvertiseClientURLs are the client URLs the member tells others about.
+	AdvertiseClientURLs []string
+	// ListenPeerURLs are the URLs the member serves Raft peers on.
+	ListenPeerURLs []string
+	// AdvertisePeerURLs are the peer URLs the member tells others about
+	// (etcd's --initial-advertise-peer-urls).
+	AdvertisePeerURLs []string
+
+	// InitialCluster is "name=peerURL,name=peerURL,...". It is read only when
+	// the data directory is empty; a member that has data keeps its membership.
+	InitialCluster string
+	// InitialClusterState is ClusterStateNew or ClusterStateExisting.
+	InitialClusterState string
+	// InitialClusterToken keeps members of different clusters from joining
+	// each other by accident.
+	InitialClusterToken string
+
+	// HeartbeatInterval is the Raft heartbeat (etcd's --heartbeat-interval).
+	// etcd works in whole milliseconds.
+	HeartbeatInterval time.Duration
+	// ElectionTimeout is the Raft election timeout (--election-timeout); etcd
+	// requires at least five heartbeat intervals.
+	ElectionTimeout time.Duration
+	// SnapshotCount is the number of committed entries between snapshots.
+	SnapshotCount uint64
+	// QuotaBackendBytes is the backend size alarm; 0 means etcd's default (2 GiB).
+	QuotaBackendBytes int64
+	// AutoCompactionMode is "periodic" or "revision".
+	AutoCompactionMode string
+	// AutoCompactionRetention is a duration ("1h", or hours as a bare number)
+	// in periodic mode and a revision count in revision mode; "0" disables
+	// auto-compaction (the apiserver may compact instead).
+	AutoCompactionRetention string
+	// MaxRequestBytes is the largest client request etcd accepts.
+	MaxRequestBytes uint
+	// WatchProgressNotifyInterval is how often idle watches get a progress
+	// notification. The apiserver's watch cache relies on them to know how
+	// current it is; 0 disables them.
+	WatchProgressNotifyInterval time.Duration
+
+	// LogLevel is zap's level: debug, info, warn, error.
+	LogLevel string
+}
+
+// DefaultConfig returns a single-member configuration on etcd's default ports
+// with kstep's defaults: etcd's own Raft and storage defaults, warn-level logs
+// and one-second watch progress notifications.
+func DefaultConfig() Config {
+	d := embed.NewConfig()
+	return Config{
+		Name:                        "default",
+		DataDir:                     "default.etcd",
+		ListenClientURLs:            []string{embed.DefaultListenClientURLs},
+		AdvertiseClientURLs:         []string{embed.DefaultAdvertiseClientURLs},
+		ListenPeerURLs:              []string{embed.DefaultListenPeerURLs},
+		AdvertisePeerURLs:           []string{embed.DefaultInitialAdvertisePeerURLs},
+		InitialCluster:              "default=" + embed.DefaultInitialAdvertisePeerURLs,
+		InitialClusterState:         ClusterStateNew,
+		InitialClusterToken:         "kstep",
+		HeartbeatInterval:           time.Duration(d.TickMs) * time.Millisecond,
+		ElectionTimeout:             time.Duration(d.ElectionMs) * time.Millisecond,
+		SnapshotCount:               d.SnapshotCount,
+		QuotaBackendBytes:           d.QuotaBackendBytes,
+		AutoCompactionMode:          d.AutoCompactionMode,
+		AutoCompactionRetention:     d.AutoCompactionRetention,
+		MaxRequestBytes:             d.MaxRequestBytes,
+		WatchProgressNotifyInterval: time.Second,
+		LogLevel:                    "warn",
+	}
+}
+
+// embedConfig maps c onto etcd's configuration and validates the result with
+// etcd's own rules, so flag errors read the way etcd users expect.
+func (c Config) embedConfig() (*embed.Config, error) {
+	if c.Name == "" {
+		return nil, errors.New("member name is empty")
+	}
+	if c.DataDir == "" {
+		return nil, fmt.Errorf("member %q: data dir is empty", c.Name)
+	}
+	if c.HeartbeatInterval%time.Millisecond != 0 || c.ElectionTimeout%time.Millisecond != 0 {
+		return nil, fmt.Errorf("member %q: heartbeat interval %v and election timeout %v must be whole milliseconds",
+			c.Name, c.HeartbeatInterval, c.ElectionTimeout)
+	}
+	if c.HeartbeatInterval <= 0 || c.ElectionTimeout <= 0 {
+		return nil, fmt.Errorf("member %q: heartbeat interval %v and election timeout %v must be positive",
+			c.Name, c.HeartbeatInterval, c.ElectionTimeout)
+	}
+
+	ec := embed.NewConfig()
+	ec.Name = c.Name
+	ec.Dir = c.DataDir
+	var err error
+	if ec.ListenClientUrls, err = parseURLs("listen-client-urls", c.ListenClientURLs); err != nil {
+		return nil, fmt.Errorf("member %q: %w", c.Name, err)
+	}
+	if ec.AdvertiseClientUrls, err = parseURLs("advertise-client-urls", c.AdvertiseClientURLs); err != nil {
+		return nil, fmt.Errorf("member %q: %w", c.Name, err)
+	}
+	if ec.ListenPeerUrls, err = parseURLs("listen-peer-urls", c.ListenPeerURLs); err != nil {
+		return nil, fmt.Errorf("member %q: %w", c.Name, err)
+	}
+	if ec.AdvertisePeerUrls, err = parseURLs("initial-advertise-peer-urls", c.AdvertisePeerURLs); err != nil {
+		return nil, fmt.Errorf("member %q: %w", c.Name, err)
+	}
+	ec.InitialCluster = c.InitialCluster
+	ec.ClusterState = c.InitialClusterState
+	if c.InitialClusterToken != "" {
+		ec.InitialClusterToken = c.InitialClusterToken
+	}
+	ec.TickMs = uint(c.HeartbeatInterval / time.Millisecond)
+	ec.ElectionMs = uint(c.ElectionTimeout / time.Millisecond)
+	ec.SnapshotCount = c.SnapshotCount
+	ec.QuotaBackendBytes = c.QuotaBackendBytes
+	ec.AutoCompactionMode = c.AutoCompactionMode
+	ec.AutoCompactionRetention = c.AutoCompactionRetention
+	if c.MaxRequestBytes != 0 {
+		ec.MaxRequestBytes = c.MaxRequestBytes
+	}
+	ec.WatchProgressNotifyInterval = c.WatchProgressNotifyInterval
+	if c.LogLevel != "" {
+		ec.LogLevel = c.LogLevel
+	}
+	// Validate also builds the zap logger from LogLevel; StartEtcd would run
+	// it too, but failing here names the member in the error.
+	if err := ec.Validate(); err != nil {
+		return nil, fmt.Errorf("member %q: invalid etcd configuration: %w", c.Name, err)
+	}
+	return ec, nil
+}
+
+func parseURLs(flag string, raw []string) ([]url.URL, error) {
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("--%s is empty", flag)
+	}
+	out := make([]url.URL, 0, len(raw))
+	for _, s := range raw {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", flag, err)
+		}
+		if u.Scheme == "" || u.Host == "" {
+			return nil, fmt.Errorf("--%s: %q is not scheme://host:port", flag, s)
+		}
+		out = append(out, *u)
+	}
+	return out, nil
+}

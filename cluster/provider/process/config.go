@@ -1,0 +1,110 @@
+package process
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Config configures a process-provider cluster. Start from DefaultConfig.
+type Config struct {
+	// StateDir holds cluster.json, the kubeconfig, etcd data and logs.
+	StateDir string
+	// Binary is the kstep binary every actor runs; "" means the running
+	// executable.
+	Binary string
+	// EtcdMembers is the etcd cluster size: 1, 3, 5 or 7. Even sizes are
+	// refused: they tolerate no more failures than one member fewer.
+	EtcdMembers int
+	// APIServers is the number of apiservers; 0 runs etcd alone.
+	APIServers int
+	// Detach makes actors outlive the process that started them: they run in
+	// their own sessions. Otherwise they get SIGKILL when it dies.
+	Detach bool
+	// Etcd tunes every member; zero fields keep `kstep etcd`'s defaults.
+	Etcd EtcdTuning
+	// ReadyTimeout bounds how long Up and Start wait for one actor to become
+	// ready; 0 means one minute.
+	ReadyTimeout time.Duration
+	// StopGrace is how long Down waits after SIGTERM before SIGKILL; 0 means
+	// ten seconds.
+	StopGrace time.Duration
+}
+
+// EtcdTuning is passed to every `kstep etcd` as flags of the same names. A
+// zero field passes nothing, leaving the member's default.
+type EtcdTuning struct {
+	HeartbeatInterval       time.Duration // --heartbeat-interval (ms)
+	ElectionTimeout         time.Duration // --election-timeout (ms)
+	SnapshotCount           uint64        // --snapshot-count
+	QuotaBackendBytes       int64         // --quota-backend-bytes
+	AutoCompactionMode      string        // --auto-compaction-mode
+	AutoCompactionRetention string        // --auto-compaction-retention
+	MaxRequestBytes         uint          // --max-request-bytes; apiservers get it too
+	LogLevel                string        // --log-level
+}
+
+// DefaultConfig returns a 3-member etcd cluster with 2 apiservers. StateDir
+// must still be set.
+func DefaultConfig() Config {
+	return Config{
+		EtcdMembers:  3,
+		APIServers:   2,
+		ReadyTimeout: time.Minute,
+		StopGrace:    10 * time.Second,
+	}
+}
+
+// maxEtcdMembers is etcd's own recommended upper bound.
+const maxEtcdMembers = 7
+
+func (c Config) validateTopology() error {
+	switch {
+	case c.EtcdMembers < 1 || c.EtcdMembers > maxEtcdMembers:
+		return fmt.Errorf("etcd members: %d is out of range: want 1, 3, 5 or 7", c.EtcdMembers)
+	case c.EtcdMembers%2 == 0:
+		return fmt.Errorf("etcd members: %d is even: an even cluster tolerates no more failures than %d members and needs a larger quorum; use %d or %d",
+			c.EtcdMembers, c.EtcdMembers-1, c.EtcdMembers-1, c.EtcdMembers+1)
+	case c.APIServers < 0:
+		return fmt.Errorf("apiservers: %d is negative", c.APIServers)
+	}
+	return nil
+}
+
+func (c Config) validateStateDir() error {
+	if c.StateDir == "" {
+		return errors.New("state dir is empty")
+	}
+	return nil
+}
+
+// args renders the tuning as `kstep etcd` flags.
+func (t EtcdTuning) args() []string {
+	var a []string
+	if t.HeartbeatInterval != 0 {
+		a = append(a, "--heartbeat-interval="+strconv.FormatInt(t.HeartbeatInterval.Milliseconds(), 10))
+	}
+	if t.ElectionTimeout != 0 {
+		a = append(a, "--election-timeout="+strconv.FormatInt(t.ElectionTimeout.Milliseconds(), 10))
+	}
+	if t.SnapshotCount != 0 {
+		a = append(a, "--snapshot-count="+strconv.FormatUint(t.SnapshotCount, 10))
+	}
+	if t.QuotaBackendBytes != 0 {
+		a = append(a, "--quota-backend-bytes="+strconv.FormatInt(t.QuotaBackendBytes, 10))
+	}
+	if t.AutoCompactionMode != "" {
+		a = append(a, "--auto-compaction-mode="+t.AutoCompactionMode)
+	}
+	if t.AutoCompactionRetention != "" {
+		a = append(a, "--auto-compaction-retention="+t.AutoCompactionRetention)
+	}
+	if t.MaxRequestBytes != 0 {
+		a = append(a, "--max-request-bytes="+strconv.FormatUint(uint64(t.MaxRequestBytes), 10))
+	}
+	if t.LogLevel != "" {
+		a = append(a, "--log-level="+t.LogLevel)
+	}
+	return a
+}

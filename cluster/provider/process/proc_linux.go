@@ -1,0 +1,53 @@
+package process
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+	"syscall"
+)
+
+// sysProcAttr places a child. Detached children get their own session and
+// outlive us. Foreground children get their own process group, so a ^C in
+// the terminal reaches only kstep (which then stops them in order), and
+// SIGKILL when we die.
+//
+// Pdeathsig fires when the thread that forked the child exits, not the
+// process. The Go runtime only retires a thread when a goroutine that locked
+// it exits still locked; nothing in kstep's up/down path does that.
+func sysProcAttr(detach bool) *syscall.SysProcAttr {
+	if detach {
+		return &syscall.SysProcAttr{Setsid: true}
+	}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// sameProcess checks /proc: the process is not a zombie and runs ref.Args.
+func sameProcess(ref procRef) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ref.PID))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and may
+	// itself contain ") ".
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+		return false
+	}
+	if ref.Args == nil {
+		return true
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ref.PID))
+	if err != nil {
+		return false
+	}
+	argv := bytes.Split(bytes.TrimSuffix(raw, []byte{0}), []byte{0})
+	if len(argv) == 0 {
+		return false
+	}
+	got := make([]string, 0, len(argv)-1)
+	for _, a := range argv[1:] {
+		got = append(got, string(a))
+	}
+	return slices.Equal(got, ref.Args)
+}

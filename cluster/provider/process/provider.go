@@ -1,0 +1,723 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
+)
+
+var _ provider.Provider = (*Provider)(nil)
+
+// killWait bounds the wait for a process to disappear after SIGKILL.
+const killWait = 10 * time.Second
+
+// Provider runs a cluster as child processes of the kstep binary. The cluster
+// is recorded in the state directory, so a Provider made by New in another
+// process (kstep down, the chaos engine) can stop, signal and restart the
+// actors too.
+//
+// A Provider is safe for concurrent use. Up and Down are serialized; Start
+// and Stop of different actors may run concurrently with each other.
+type Provider struct {
+	cfg Config
+	// binary is the kstep binary new clusters run.
+	binary string
+
+	// lifecycle serializes Up, Down and Purge.
+	lifecycle sync.Mutex
+
+	mu sync.Mutex
+	// st is the recorded cluster, nil when there is none.
+	st *clusterState
+	// children are the processes this Provider started, by actor name; only
+	// they can be waited for, and their exit is known without polling.
+	children map[string]*child
+}
+
+// child is a process this Provider started and reaps.
+type child struct {
+	pid  int
+	done chan struct{}
+	// exit describes how the process ended; set before done is closed.
+	exit string
+}
+
+func (c *child) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// New returns a Provider for the cluster in cfg.StateDir, loading the cluster
+// recorded there if there is one.
+func New(cfg Config) (*Provider, error) {
+	if err := cfg.validateStateDir(); err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(cfg.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("state dir %q: %w", cfg.StateDir, err)
+	}
+	cfg.StateDir = dir
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = time.Minute
+	}
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = 10 * time.Second
+	}
+	bin := cfg.Binary
+	if bin == "" {
+		if bin, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find the kstep binary: %w", err)
+		}
+	}
+	if bin, err = filepath.Abs(bin); err != nil {
+		return nil, fmt.Errorf("kstep binary %q: %w", cfg.Binary, err)
+	}
+	st, err := loadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Provider{cfg: cfg, binary: bin, st: st, children: map[string]*child{}}, nil
+}
+
+// StateDir is the absolute path of the cluster's state directory.
+func (p *Provider) StateDir() string { return p.cfg.StateDir }
+
+// Up starts a new cluster: the etcd members, then the apiservers, each waited
+// for until ready, then writes the kubeconfig. It refuses (ErrClusterRunning)
+// while a cluster recorded in the state directory still has a live actor. On
+// failure it stops every actor it started.
+func (p *Provider) Up(ctx context.Context) (err error) {
+	if err := p.cfg.validateTopology(); err != nil {
+		return err
+	}
+	if _, err := os.Stat(p.binary); err != nil {
+		return fmt.Errorf("kstep binary: %w", err)
+	}
+	p.lifecycle.Lock()
+	defer p.lifecycle.Unlock()
+
+	p.mu.Lock()
+	st, err := p.prepareLocked()
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		// Tear down with a fresh context: ctx may be why Up failed.
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.StopGrace+killWait)
+		defer cancel()
+		if derr := p.stopAll(tctx, 2*time.Second); derr != nil {
+			err = errors.Join(err, fmt.Errorf("stopping the partly started cluster: %w", derr))
+		}
+		p.mu.Lock()
+		p.st = nil
+		if rerr := removeState(p.cfg.StateDir); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		p.mu.Unlock()
+	}()
+
+	etcd, apiservers := byRole(st.Actors)
+	if err := p.startAll(ctx, etcd); err != nil {
+		return err
+	}
+	if err := p.startAll(ctx, apiservers); err != nil {
+		return err
+	}
+	if len(apiservers) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var servers []actorState
+	for _, a := range p.st.Actors {
+		if a.Role == provider.RoleAPIServer {
+			servers = append(servers, a)
+		}
+	}
+	path := filepath.Join(p.cfg.StateDir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*kubeconfigFor(servers), path); err != nil {
+		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
+	p.st.Kubeconfig = path
+	return saveState(p.cfg.StateDir, p.st)
+}
+
+// prepareLocked checks that no cluster is alive, clears what an earlier one
+// left, picks ports, and records the new cluster with no actor started yet.
+func (p *Provider) prepareLocked() (*clusterState, error) {
+	dir := p.cfg.StateDir
+	st, err := loadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		p.st = st
+		var live []string
+		for i := range st.Actors {
+			if a := &st.Actors[i]; p.runningLocked(a) {
+				live = append(live, fmt.Sprintf("%s (pid %d)", a.Name, a.PID))
+			}
+		}
+		if len(live) > 0 {
+			return nil, fmt.Errorf("%w in %s: %s still alive; run `kstep down --state-dir %s` first",
+				provider.ErrClusterRunning, dir, strings.Join(live, ", "), dir)
+		}
+	}
+	p.st = nil
+
+	logs := filepath.Join(dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, fmt.Errorf("create state dir: %w", err)
+	}
+	// A new cluster: members bound to an earlier cluster's ports must not
+	// find their old data.
+	if err := os.RemoveAll(filepath.Join(dir, "etcd")); err != nil {
+		return nil, fmt.Errorf("clear old etcd data: %w", err)
+	}
+	if err := os.Remove(filepath.Join(dir, "kubeconfig")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("remove old kubeconfig: %w", err)
+	}
+	ports, err := freePorts(2*p.cfg.EtcdMembers + p.cfg.APIServers)
+	if err != nil {
+		return nil, err
+	}
+	st = &clusterState{
+		Version:   stateVersion,
+		Binary:    p.binary,
+		Detached:  p.cfg.Detach,
+		Owner:     procRef{PID: os.Getpid(), Args: os.Args[1:]},
+		CreatedAt: time.Now().UTC(),
+		Actors:    p.plan(ports),
+	}
+	if err := saveState(dir, st); err != nil {
+		return nil, err
+	}
+	p.st = st
+	return st, nil
+}
+
+// plan lays the cluster's actors out on ports: two per etcd member (client,
+// peer), then one per apiserver.
+func (p *Provider) plan(ports []int) []actorState {
+	dir := p.cfg.StateDir
+	n := p.cfg.EtcdMembers
+	local := func(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) }
+
+	var initial, clients []string
+	for i := range n {
+		initial = append(initial, fmt.Sprintf("etcd-%d=%s", i, local(ports[2*i+1])))
+		clients = append(clients, local(ports[2*i]))
+	}
+	actors := make([]actorState, 0, n+p.cfg.APIServers)
+	for i := range n {
+		name := fmt.Sprintf("etcd-%d", i)
+		client, peer := local(ports[2*i]), local(ports[2*i+1])
+		data := filepath.Join(dir, "etcd", name)
+		args := []string{
+			"etcd",
+			"--name=" + name,
+			"--data-dir=" + data,
+			"--listen-client-urls=" + client,
+			"--advertise-client-urls=" + client,
+			"--listen-peer-urls=" + peer,
+			"--initial-advertise-peer-urls=" + peer,
+			"--initial-cluster=" + strings.Join(initial, ","),
+			"--initial-cluster-state=new",
+		}
+		actors = append(actors, actorState{
+			Actor: provider.Actor{
+				Name:     name,
+				Role:     provider.RoleEtcd,
+				Endpoint: client,
+				LogPath:  filepath.Join(dir, "logs", name+".log"),
+			},
+			Args:     append(args, p.cfg.Etcd.args()...),
+			Ports:    map[string]int{"client": ports[2*i], "peer": ports[2*i+1]},
+			DataDir:  data,
+			ReadyURL: client + "/health",
+		})
+	}
+	for i := range p.cfg.APIServers {
+		name := fmt.Sprintf("apiserver-%d", i)
+		port := ports[2*n+i]
+		args := []string{
+			"apiserver",
+			"--name=" + name,
+			"--listen=127.0.0.1:" + strconv.Itoa(port),
+			"--etcd-servers=" + strings.Join(clients, ","),
+		}
+		// The apiserver must refuse what etcd would refuse, before etcd.
+		if b := p.cfg.Etcd.MaxRequestBytes; b != 0 {
+			args = append(args, "--max-request-bytes="+strconv.FormatUint(uint64(b), 10))
+		}
+		actors = append(actors, actorState{
+			Actor: provider.Actor{
+				Name:     name,
+				Role:     provider.RoleAPIServer,
+				Endpoint: local(port),
+				LogPath:  filepath.Join(dir, "logs", name+".log"),
+			},
+			Args:     args,
+			Ports:    map[string]int{"listen": port},
+			ReadyURL: local(port) + "/readyz",
+		})
+	}
+	return actors
+}
+
+// startAll starts every named actor (fresh logs), records their PIDs, and
+// waits until all are ready. Members of a new etcd cluster are ready only
+// together, so the waits run concurrently; the first failure cancels the rest.
+func (p *Provider) startAll(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	started := make([]actorState, 0, len(names))
+	for _, name := range names {
+		a, err := p.st.actor(name)
+		if err == nil {
+			err = p.spawnLocked(a, true)
+		}
+		if err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		started = append(started, *a)
+	}
+	err := saveState(p.cfg.StateDir, p.st)
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(started))
+	for _, a := range started {
+		go func() {
+			err := waitReady(ctx, a, p.cfg.ReadyTimeout, p.exitedFunc(a))
+			if err != nil {
+				cancel()
+			}
+			errs <- err
+		}()
+	}
+	var first, cancelled error
+	for range started {
+		if err := <-errs; err != nil {
+			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				cancelled = err // a wait cut short by another actor's failure
+				continue
+			}
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	if first != nil {
+		return first
+	}
+	return cancelled
+}
+
+// spawnLocked starts a's process. fresh truncates its log; otherwise the
+// log continues with a marker line. Caller holds p.mu.
+func (p *Provider) spawnLocked(a *actorState, fresh bool) error {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if fresh {
+		flags |= os.O_TRUNC
+	}
+	log, err := os.OpenFile(a.LogPath, flags, 0o644)
+	if err != nil {
+		return fmt.Errorf("%s: open log: %w", a.Name, err)
+	}
+	defer log.Close() // the child has its own descriptor once started
+	if !fresh {
+		fmt.Fprintf(log, "--- kstep: starting %s again at %s ---\n", a.Name, time.Now().UTC().Format(time.RFC3339Nano))
+	}
+	cmd := exec.Command(p.st.Binary, a.Args...)
+	cmd.Dir = p.cfg.StateDir
+	cmd.Stdout, cmd.Stderr = log, log
+	// A foreground cluster's actors die with its owner. An actor restarted
+	// by another process cannot be tied to the owner, so it runs detached.
+	cmd.SysProcAttr = sysProcAttr(p.st.Detached || p.st.Owner.PID != os.Getpid())
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: start %s: %w", a.Name, p.st.Binary, err)
+	}
+	c := &child{pid: cmd.Process.Pid, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait() // the exit is reported through ProcessState
+		c.exit = cmd.ProcessState.String()
+		close(c.done)
+	}()
+	p.children[a.Name] = c
+	a.PID = c.pid
+	return nil
+}
+
+// runningLocked reports whether a's recorded process is alive. Caller holds
+// p.mu.
+func (p *Provider) runningLocked(a *actorState) bool {
+	if a.PID == 0 {
+		return false
+	}
+	if c, ok := p.children[a.Name]; ok && c.pid == a.PID {
+		return !c.exited()
+	}
+	return processAlive(procRef{PID: a.PID, Args: a.Args})
+}
+
+// exitedFunc returns a check for whether a's process (as of now) has gone,
+// and how.
+func (p *Provider) exitedFunc(a actorState) func() (bool, error) {
+	p.mu.Lock()
+	c, ok := p.children[a.Name]
+	p.mu.Unlock()
+	if ok && c.pid == a.PID {
+		return func() (bool, error) {
+			if !c.exited() {
+				return false, nil
+			}
+			return true, errors.New(c.exit)
+		}
+	}
+	ref := procRef{PID: a.PID, Args: a.Args}
+	return func() (bool, error) {
+		if processAlive(ref) {
+			return false, nil
+		}
+		return true, fmt.Errorf("pid %d is gone", ref.PID)
+	}
+}
+
+// waitExit waits until a's process (pid as recorded in a) has exited.
+func (p *Provider) waitExit(ctx context.Context, a actorState) error {
+	p.mu.Lock()
+	c, ok := p.children[a.Name]
+	p.mu.Unlock()
+	if ok && c.pid == a.PID {
+		select {
+		case <-c.done:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("pid %d still running: %w", a.PID, context.Cause(ctx))
+		}
+	}
+	return waitGone(ctx, procRef{PID: a.PID, Args: a.Args})
+}
+
+// markStopped records that a's process (the one with pid) is gone.
+func (p *Provider) markStopped(name string, pid int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.st == nil {
+		return nil
+	}
+	a, err := p.st.actor(name)
+	if err != nil || a.PID != pid {
+		return nil // restarted or forgotten meanwhile
+	}
+	a.PID = 0
+	return saveState(p.cfg.StateDir, p.st)
+}
+
+// loadedLocked makes sure p.st reflects the state directory when this
+// Provider has no cluster in memory. Caller holds p.mu.
+func (p *Provider) loadedLocked() error {
+	if p.st != nil {
+		return nil
+	}
+	st, err := loadState(p.cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return fmt.Errorf("%w recorded in %s", provider.ErrNoCluster, p.cfg.StateDir)
+	}
+	p.st = st
+	return nil
+}
+
+// Start starts a stopped actor again with its recorded argv: the same ports,
+// the same data directory, its log continued. It returns once the actor is
+// ready.
+func (p *Provider) Start(ctx context.Context, name string) error {
+	p.mu.Lock()
+	if err := p.loadedLocked(); err != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	a, err := p.st.actor(name)
+	if err != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("start: %w", err)
+	}
+	if p.runningLocked(a) {
+		p.mu.Unlock()
+		return fmt.Errorf("start %s: pid %d: %w", name, a.PID, provider.ErrActorRunning)
+	}
+	if err := p.spawnLocked(a, false); err != nil {
+		p.mu.Unlock()
+		return err
+	}
+	snapshot := *a
+	err = saveState(p.cfg.StateDir, p.st)
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return waitReady(ctx, snapshot, p.cfg.ReadyTimeout, p.exitedFunc(snapshot))
+}
+
+// Stop sends sig to the actor. After SIGTERM or SIGINT it also sends SIGCONT,
+// so a paused actor gets to handle the signal. For SIGKILL, SIGTERM and
+// SIGINT it waits until the process has exited.
+func (p *Provider) Stop(ctx context.Context, name string, sig os.Signal) error {
+	s, err := toSyscall(sig)
+	if err != nil {
+		return fmt.Errorf("stop %s: %w", name, err)
+	}
+	p.mu.Lock()
+	if err := p.loadedLocked(); err != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("stop %s: %w", name, err)
+	}
+	a, err := p.st.actor(name)
+	if err != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("stop: %w", err)
+	}
+	if !p.runningLocked(a) {
+		p.mu.Unlock()
+		return fmt.Errorf("stop %s: %w", name, provider.ErrActorNotRunning)
+	}
+	snapshot := *a
+	p.mu.Unlock()
+
+	if err := signalProcess(snapshot.PID, s); err != nil {
+		return fmt.Errorf("stop %s: %w", name, err)
+	}
+	if s == syscall.SIGTERM || s == syscall.SIGINT {
+		if err := signalProcess(snapshot.PID, syscall.SIGCONT); err != nil {
+			return fmt.Errorf("stop %s: %w", name, err)
+		}
+	}
+	if !terminates(s) {
+		return nil
+	}
+	if err := p.waitExit(ctx, snapshot); err != nil {
+		return fmt.Errorf("stop %s after %v: %w", name, s, err)
+	}
+	return p.markStopped(name, snapshot.PID)
+}
+
+// Down stops the cluster: apiservers first, then etcd members; each group
+// gets SIGTERM, then SIGKILL after the grace period. A foreground cluster
+// whose owner is another live process is stopped by asking the owner
+// (SIGTERM) first. Down forgets the cluster (removes cluster.json) and keeps
+// logs and data; it is a no-op when no cluster is recorded.
+func (p *Provider) Down(ctx context.Context) error {
+	p.lifecycle.Lock()
+	defer p.lifecycle.Unlock()
+
+	p.mu.Lock()
+	st, err := loadState(p.cfg.StateDir)
+	if err != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("down: %w", err)
+	}
+	if st != nil {
+		p.st = st
+	}
+	if p.st == nil {
+		p.mu.Unlock()
+		return nil
+	}
+	owner := p.st.Owner
+	foreign := !p.st.Detached && owner.PID != os.Getpid() && processAlive(owner)
+	p.mu.Unlock()
+
+	var errs []error
+	if foreign {
+		// The owner stops its actors in order and removes cluster.json.
+		if err := signalProcess(owner.PID, syscall.SIGTERM); err != nil {
+			errs = append(errs, fmt.Errorf("down: ask owner: %w", err))
+		}
+		gctx, cancel := context.WithTimeout(ctx, 2*p.cfg.StopGrace)
+		_ = waitGone(gctx, owner) // whatever is left is stopped below
+		cancel()
+	}
+	if err := p.stopAll(ctx, p.cfg.StopGrace); err != nil {
+		errs = append(errs, fmt.Errorf("down: %w", err))
+	}
+	p.mu.Lock()
+	p.st = nil
+	if err := removeState(p.cfg.StateDir); err != nil {
+		errs = append(errs, fmt.Errorf("down: %w", err))
+	}
+	p.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// stopAll stops apiservers, then etcd members, so no apiserver outlives its
+// store.
+func (p *Provider) stopAll(ctx context.Context, grace time.Duration) error {
+	p.mu.Lock()
+	var etcd, apiservers []string
+	if p.st != nil {
+		etcd, apiservers = byRole(p.st.Actors)
+	}
+	p.mu.Unlock()
+	return errors.Join(p.stopGroup(ctx, apiservers, grace), p.stopGroup(ctx, etcd, grace))
+}
+
+// stopGroup sends SIGTERM to the running actors among names, waits up to
+// grace for them to exit, then SIGKILLs the rest.
+func (p *Provider) stopGroup(ctx context.Context, names []string, grace time.Duration) error {
+	p.mu.Lock()
+	var running []actorState
+	for _, name := range names {
+		if a, err := p.st.actor(name); err == nil && p.runningLocked(a) {
+			running = append(running, *a)
+		}
+	}
+	p.mu.Unlock()
+
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, a := range running {
+		wg.Go(func() {
+			if err := p.terminate(ctx, a, grace); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// terminate stops one actor: SIGTERM (and SIGCONT, in case it is paused),
+// then SIGKILL if it is still running after grace.
+func (p *Provider) terminate(ctx context.Context, a actorState, grace time.Duration) error {
+	for _, s := range []syscall.Signal{syscall.SIGTERM, syscall.SIGCONT} {
+		if err := signalProcess(a.PID, s); err != nil {
+			return fmt.Errorf("%s: %w", a.Name, err)
+		}
+	}
+	gctx, cancel := context.WithTimeout(ctx, grace)
+	err := p.waitExit(gctx, a)
+	cancel()
+	if err != nil {
+		if err := signalProcess(a.PID, syscall.SIGKILL); err != nil {
+			return fmt.Errorf("%s: %w", a.Name, err)
+		}
+		kctx, cancel := context.WithTimeout(ctx, killWait)
+		defer cancel()
+		if err := p.waitExit(kctx, a); err != nil {
+			return fmt.Errorf("%s: after SIGKILL: %w", a.Name, err)
+		}
+	}
+	return p.markStopped(a.Name, a.PID)
+}
+
+// Actors lists the cluster's actors, etcd members first; PID is 0 for an
+// actor that is not running. It is empty when no cluster is recorded.
+func (p *Provider) Actors() []provider.Actor {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.loadedLocked() != nil {
+		return nil
+	}
+	out := make([]provider.Actor, 0, len(p.st.Actors))
+	for i := range p.st.Actors {
+		a := p.st.Actors[i].Actor
+		if !p.runningLocked(&p.st.Actors[i]) {
+			a.PID = 0
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// Kubeconfig is the path of the cluster's kubeconfig, "" before Up has
+// finished or when the cluster has no apiserver.
+func (p *Provider) Kubeconfig() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.loadedLocked() != nil {
+		return ""
+	}
+	return p.st.Kubeconfig
+}
+
+// Purge deletes what clusters left in the state directory (etcd data, logs,
+// kubeconfig, cluster.json) and the directory itself if nothing else is in
+// it. It refuses while a recorded cluster has a live actor.
+func (p *Provider) Purge() error {
+	p.lifecycle.Lock()
+	defer p.lifecycle.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	dir := p.cfg.StateDir
+	if st, err := loadState(dir); err == nil && st != nil {
+		p.st = st
+	}
+	if p.st != nil {
+		for i := range p.st.Actors {
+			if a := &p.st.Actors[i]; p.runningLocked(a) {
+				return fmt.Errorf("purge %s: %w: %s (pid %d) is alive", dir, provider.ErrClusterRunning, a.Name, a.PID)
+			}
+		}
+	}
+	// Only what kstep creates, so a mistaken --state-dir cannot wipe a
+	// directory that merely exists.
+	for _, name := range []string{"etcd", "logs", "kubeconfig", "cluster.json"} {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("purge %s: %w", dir, err)
+		}
+	}
+	p.st = nil
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
+		return fmt.Errorf("purge %s: %w", dir, err)
+	}
+	return nil
+}
+
+// byRole splits actors into etcd members and apiservers, each in order.
+func byRole(actors []actorState) (etcd, apiservers []string) {
+	for _, a := range actors {
+		switch a.Role {
+		case provider.RoleEtcd:
+			etcd = append(etcd, a.Name)
+		case provider.RoleAPIServer:
+			apiservers = append(apiservers, a.Name)
+		}
+	}
+	return etcd, apiservers
+}

@@ -1,0 +1,93 @@
+package process
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// readyTransport is the HTTP transport for health endpoints on 127.0.0.1: no proxy,
+// no connection reuse between probes, and a short timeout so a hung actor is
+// seen as not ready rather than stalling the wait.
+var readyTransport = &http.Transport{Proxy: nil, DisableKeepAlives: true}
+
+func probe(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := readyTransport.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
+// waitReady polls a.ReadyURL until it answers 200. It fails early when
+// exited reports that the process is gone, and after timeout; both errors
+// name the actor and carry the tail of its log.
+func waitReady(ctx context.Context, a actorState, timeout time.Duration, exited func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	var last error
+	for {
+		if last = probe(ctx, a.ReadyURL); last == nil {
+			return nil
+		}
+		if gone, why := exited(); gone {
+			return fmt.Errorf("%s: exited before it was ready (%v)%s", a.Name, why, logTail(a.LogPath))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not ready after %v: %v%s", a.Name, timeout, last, logTail(a.LogPath))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: waiting for readiness: %w", a.Name, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+}
+
+// logTail returns the last lines of an actor's log, formatted to follow an
+// error message.
+func logTail(path string) string {
+	const maxBytes, maxLines = 4096, 20
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(st.Size()-maxBytes, 0)
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+		return ""
+	}
+	lines := strings.Split(string(bytes.TrimRight(buf, "\n")), "\n")
+	if off > 0 && len(lines) > 1 {
+		lines = lines[1:] // the first line is cut
+	}
+	if len(lines) > maxLines {
+		lines = lines[len(lines)-maxLines:]
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		return fmt.Sprintf("; log %s is empty", path)
+	}
+	return fmt.Sprintf("; last lines of %s:\n\t%s", path, strings.Join(lines, "\n\t"))
+}

@@ -1,0 +1,74 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"os"
+)
+
+// Role is what an actor is in the system under test.
+type Role string
+
+// The roles of the actors a provider runs.
+const (
+	RoleEtcd      Role = "etcd"
+	RoleAPIServer Role = "apiserver"
+)
+
+// Actor is one process of a running cluster as a provider sees it.
+type Actor struct {
+	// Name is unique in the cluster, e.g. "etcd-0" or "apiserver-1".
+	Name string `json:"name"`
+	// Role is what the actor is.
+	Role Role `json:"role"`
+	// Endpoint is the URL clients reach the actor on: an etcd member's client
+	// URL, an apiserver's base URL.
+	Endpoint string `json:"endpoint"`
+	// PID is the actor's process ID, 0 when it is not running.
+	PID int `json:"pid"`
+	// LogPath is the file the actor's stdout and stderr go to.
+	LogPath string `json:"log"`
+}
+
+// Running reports whether the actor has a live process.
+func (a Actor) Running() bool { return a.PID != 0 }
+
+// Errors providers wrap so callers can tell the cases apart with errors.Is.
+var (
+	// ErrUnknownActor: no actor has the given name.
+	ErrUnknownActor = errors.New("unknown actor")
+	// ErrActorRunning: Start was asked for an actor that is already running.
+	ErrActorRunning = errors.New("actor is running")
+	// ErrActorNotRunning: Stop was asked for an actor that is not running.
+	ErrActorNotRunning = errors.New("actor is not running")
+	// ErrClusterRunning: Up found a cluster that is still alive.
+	ErrClusterRunning = errors.New("cluster is running")
+	// ErrNoCluster: the provider has no cluster to act on.
+	ErrNoCluster = errors.New("no cluster")
+)
+
+// Provider runs a cluster somewhere: child processes, containers, or a
+// cluster someone else runs. Its shape follows kwok's Runtime.
+//
+// Every blocking method takes a context and returns when the work is done or
+// the context ends. Implementations are safe for concurrent use.
+type Provider interface {
+	// Up starts every actor and returns once all of them are ready to serve.
+	// If it fails, it stops what it started.
+	Up(ctx context.Context) error
+	// Down stops every actor, gracefully first and forcibly after a grace
+	// period, and forgets the cluster.
+	Down(ctx context.Context) error
+	// Start starts a stopped actor again with the same configuration, on the
+	// same addresses and the same data, and returns once it is ready.
+	Start(ctx context.Context, actor string) error
+	// Stop sends sig to the actor. For SIGKILL and SIGTERM it also waits for
+	// the actor to exit; SIGSTOP and SIGCONT pause and resume it.
+	Stop(ctx context.Context, actor string, sig os.Signal) error
+	// Actors lists the cluster's actors in a stable order: etcd members first,
+	// then apiservers, each by index.
+	Actors() []Actor
+	// Kubeconfig is the path of a kubeconfig for the cluster, "" if it has no
+	// apiserver.
+	Kubeconfig() string
+}

@@ -1,0 +1,781 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Codec is what the watch cache needs to know about the objects of one
+// resource. The apiserver supplies it; storage never looks inside objects.
+type Codec interface {
+	// Decode turns a stored value into an object whose resourceVersion is rev.
+	Decode(key string, value []byte, rev int64) (runtime.Object, error)
+	// Encode renders an object in the wire form clients get (JSON).
+	Encode(obj runtime.Object) ([]byte, error)
+	// WithResourceVersion returns a copy of obj whose resourceVersion is rev.
+	WithResourceVersion(obj runtime.Object, rev int64) runtime.Object
+	// Bookmark returns the object of a BOOKMARK event at rev.
+	Bookmark(rev int64, initialEventsEnd bool) runtime.Object
+	// Attrs returns what selectors match against.
+	Attrs(obj runtime.Object) Attrs
+}
+
+// Attrs are an object's selectable attributes, computed once per version.
+type Attrs struct {
+	Namespace string
+	Labels    labels.Set
+	Fields    fields.Set
+}
+
+// Filter selects objects for a list or a watch. Zero values select all.
+type Filter struct {
+	Namespace string
+	Label     labels.Selector
+	Field     fields.Selector
+}
+
+func (f *Filter) matches(e *Entry) bool {
+	return e != nil && f.Matches(e.Attrs)
+}
+
+// Matches reports whether an object with attributes a passes the filter.
+func (f *Filter) Matches(a Attrs) bool {
+	if f.Namespace != "" && a.Namespace != f.Namespace {
+		return false
+	}
+	if f.Label != nil && !f.Label.Empty() && !f.Label.Matches(a.Labels) {
+		return false
+	}
+	if f.Field != nil && !f.Field.Empty() && !f.Field.Matches(a.Fields) {
+		return false
+	}
+	return true
+}
+
+// Entry is one version of one object. Object is shared by every reader and
+// MUST NOT be mutated; copy it first.
+type Entry struct {
+	Key    string
+	Object runtime.Object
+	RV     int64
+	Attrs  Attrs
+
+	codec   Codec
+	once    sync.Once
+	encoded []byte
+	encErr  error
+}
+
+// JSON returns the entry's wire form, encoding it at most once however many
+// lists and watchers ask for it.
+func (e *Entry) JSON() ([]byte, error) {
+	e.once.Do(func() { e.encoded, e.encErr = e.codec.Encode(e.Object) })
+	return e.encoded, e.encErr
+}
+
+// event is one change the cache applied: cur is nil for a deletion, prev is
+// nil for a creation.
+type event struct {
+	rv        int64
+	cur, prev *Entry
+	// gone is prev re-versioned at rv: the object a DELETED event carries.
+	goneOnce sync.Once
+	gone     *Entry
+}
+
+func (ev *event) deleted(c *Cacher) *Entry {
+	ev.goneOnce.Do(func() {
+		ev.gone = c.newEntry(ev.prev.Key, c.codec.WithResourceVersion(ev.prev.Object, ev.rv), ev.rv)
+	})
+	return ev.gone
+}
+
+// Item is what a watcher receives.
+type Item struct {
+	Type  watch.EventType
+	Entry *Entry
+}
+
+// CacherConfig configures one resource's watch cache.
+type CacherConfig struct {
+	// Resource names the cache in logs and metrics ("pods").
+	Resource string
+	// Prefix is the etcd key prefix, ending in "/".
+	Prefix string
+	Codec  Codec
+	// Capacity is the number of recent events kept for resuming watches.
+	Capacity int
+	// IndexField, when set, is a field (e.g. "spec.nodeName") that watchers
+	// commonly select on exactly; such watchers are found through an index
+	// instead of being tested against every event.
+	IndexField string
+	// WatcherBuffer is each watcher's queue length; a watcher that falls this
+	// far behind is terminated and resumes from its last resourceVersion.
+	WatcherBuffer int
+	// ProgressInterval is how often the cache asks etcd for a progress
+	// notification, so its revision advances while its prefix is quiet.
+	ProgressInterval time.Duration
+	Log              *slog.Logger
+	Metrics          *CacheMetrics
+}
+
+// CacheMetrics are shared by every cacher of one apiserver.
+type CacheMetrics struct {
+	Watchers    *prometheus.GaugeVec
+	Events      *prometheus.CounterVec
+	Terminated  *prometheus.CounterVec
+	EtcdWatches *prometheus.GaugeVec
+}
+
+// NewCacheMetrics registers the watch cache's metrics on reg (may be nil).
+func NewCacheMetrics(reg prometheus.Registerer) *CacheMetrics {
+	m := &CacheMetrics{
+		Watchers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_registered_watchers", Help: "Open watches by resource.",
+		}, []string{"resource"}),
+		Events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_watch_cache_events_total", Help: "Events the watch cache received from etcd.",
+		}, []string{"resource"}),
+		Terminated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_terminated_watchers_total", Help: "Watchers closed because they fell behind.",
+		}, []string{"resource"}),
+		EtcdWatches: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_etcd_watches", Help: "etcd watches open, by resource (one per watch cache).",
+		}, []string{"resource"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Watchers, m.Events, m.Terminated, m.EtcdWatches)
+	}
+	return m
+}
+
+// Cacher is the watch cache of one resource. See the package doc.
+type Cacher struct {
+	cfg   CacherConfig
+	store *Store
+	codec Codec
+
+	mu     sync.RWMutex
+	items  map[string]*Entry
+	ring   []*event // circular, cfg.Capacity long
+	head   int      // index of the oldest event
+	n      int      // events in the ring
+	oldest int64    // a watch may resume from any rv >= oldest
+	// rv is the revision the cache reflects; read without mu via rvAtomic.
+	rvAtomic  atomic.Int64
+	rvChanged chan struct{} // closed and replaced whenever rv advances
+
+	unindexed map[*Watcher]struct{}
+	indexed   map[string]map[*Watcher]struct{}
+
+	ready     chan struct{}
+	readyOnce sync.Once
+}
+
+// NewCacher builds the watch cache of one resource; Run fills it.
+func NewCacher(store *Store, cfg CacherConfig) *Cacher {
+	if cfg.Capacity <= 0 {
+		cfg.Capacity = 4096
+	}
+	if cfg.WatcherBuffer <= 0 {
+		cfg.WatcherBuffer = 4096
+	}
+	if cfg.ProgressInterval <= 0 {
+		cfg.ProgressInterval = time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewCacheMetrics(nil)
+	}
+	return &Cacher{
+		cfg:       cfg,
+		store:     store,
+		codec:     cfg.Codec,
+		items:     map[string]*Entry{},
+		ring:      make([]*event, cfg.Capacity),
+		rvChanged: make(chan struct{}),
+		unindexed: map[*Watcher]struct{}{},
+		indexed:   map[string]map[*Watcher]struct{}{},
+		ready:     make(chan struct{}),
+	}
+}
+
+// Ready is closed once the cache holds a full list of its resource.
+func (c *Cacher) Ready() <-chan struct{} { return c.ready }
+
+// RV is the revision the cache currently reflects.
+func (c *Cacher) RV() int64 { return c.rvAtomic.Load() }
+
+func (c *Cacher) newEntry(key string, obj runtime.Object, rv int64) *Entry {
+	return &Entry{Key: key, Object: obj, RV: rv, Attrs: c.codec.Attrs(obj), codec: c.codec}
+}
+
+// Run lists the prefix, then follows one etcd watch on it until ctx ends.
+// When the watch breaks it resumes from the cache's revision; when that
+// revision has been compacted it relists, and every watcher is closed so it
+// resumes (or relists) on its own.
+func (c *Cacher) Run(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		if err := c.relist(ctx); err != nil {
+			if ctx.Err() == nil {
+				c.cfg.Log.Warn("watch cache list failed", "resource", c.cfg.Resource, "err", err)
+			}
+			sleepCtx(ctx, backoff)
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		err := c.follow(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		c.cfg.Log.Warn("watch cache relisting", "resource", c.cfg.Resource, "err", err)
+	}
+	c.terminateAll()
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// relist replaces the cache's state with a consistent list of the prefix.
+func (c *Cacher) relist(ctx context.Context) error {
+	items := map[string]*Entry{}
+	var rev int64
+	start := ""
+	for {
+		page, err := c.store.List(ctx, c.cfg.Prefix, start, rev, 10000)
+		if err != nil {
+			return err
+		}
+		rev = page.Rev
+		for _, kv := range page.KVs {
+			obj, err := c.codec.Decode(kv.Key, kv.Value, kv.ModRev)
+			if err != nil {
+				c.cfg.Log.Error("undecodable object skipped", "key", kv.Key, "err", err)
+				continue
+			}
+			items[kv.Key] = c.newEntry(kv.Key, obj, kv.ModRev)
+		}
+		if !page.More || len(page.KVs) == 0 {
+			break
+		}
+		start = page.KVs[len(page.KVs)-1].Key + "\x00"
+	}
+	c.mu.Lock()
+	c.terminateLocked()
+	c.items = items
+	c.head, c.n = 0, 0
+	clear(c.ring)
+	c.oldest = rev
+	c.setRVLocked(rev)
+	c.mu.Unlock()
+	c.readyOnce.Do(func() { close(c.ready) })
+	return nil
+}
+
+// follow applies the etcd watch's events until it fails.
+func (c *Cacher) follow(ctx context.Context) error {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	cli := c.store.Client()
+	for {
+		from := c.RV() + 1
+		wch := cli.Watch(wctx, c.cfg.Prefix, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithProgressNotify())
+		c.cfg.Metrics.EtcdWatches.WithLabelValues(c.cfg.Resource).Set(1)
+		err := c.consume(wctx, cli, wch)
+		c.cfg.Metrics.EtcdWatches.WithLabelValues(c.cfg.Resource).Set(0)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, ErrCompacted) {
+			return err
+		}
+		// The watch broke (leader loss, member down): resume where we are.
+		c.cfg.Log.Info("etcd watch broken, resuming", "resource", c.cfg.Resource, "from", c.RV()+1, "err", err)
+		sleepCtx(ctx, 50*time.Millisecond)
+	}
+}
+
+func (c *Cacher) consume(ctx context.Context, cli *clientv3.Client, wch clientv3.WatchChan) error {
+	tick := time.NewTicker(c.cfg.ProgressInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			// Ask for a progress notification so the cache's revision (and
+			// the bookmarks sent from it) advance while the prefix is quiet.
+			_ = cli.RequestProgress(ctx)
+		case resp, ok := <-wch:
+			if !ok {
+				return errors.New("etcd watch channel closed")
+			}
+			if resp.CompactRevision != 0 {
+				return fmt.Errorf("watch from %d: %w (compacted at %d)", c.RV()+1, ErrCompacted, resp.CompactRevision)
+			}
+			if err := resp.Err(); err != nil {
+				return err
+			}
+			if resp.IsProgressNotify() {
+				c.advance(resp.Header.Revision)
+				continue
+			}
+			c.apply(resp.Events)
+		}
+	}
+}
+
+// advance moves the cache's revision forward without a change.
+func (c *Cacher) advance(rev int64) {
+	c.mu.Lock()
+	if rev > c.RV() {
+		c.setRVLocked(rev)
+	}
+	c.mu.Unlock()
+}
+
+func (c *Cacher) setRVLocked(rev int64) {
+	c.rvAtomic.Store(rev)
+	close(c.rvChanged)
+	c.rvChanged = make(chan struct{})
+}
+
+// apply decodes a batch of etcd events, outside the lock, then applies and
+// dispatches them in order under it.
+func (c *Cacher) apply(evs []*clientv3.Event) {
+	type decoded struct {
+		key string
+		obj runtime.Object
+		rv  int64
+	}
+	dec := make([]decoded, 0, len(evs))
+	for _, e := range evs {
+		key := string(e.Kv.Key)
+		d := decoded{key: key, rv: e.Kv.ModRevision}
+		if e.Type == clientv3.EventTypeDelete {
+			d.rv = e.Kv.ModRevision // etcd sets the delete's revision here
+		} else {
+			obj, err := c.codec.Decode(key, e.Kv.Value, e.Kv.ModRevision)
+			if err != nil {
+				c.cfg.Log.Error("undecodable object in watch", "key", key, "err", err)
+				continue
+			}
+			d.obj = obj
+		}
+		dec = append(dec, d)
+	}
+	c.cfg.Metrics.Events.WithLabelValues(c.cfg.Resource).Add(float64(len(dec)))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	maxRV := c.RV()
+	for _, d := range dec {
+		if d.rv <= c.RV() {
+			continue // already reflected (a resumed watch may repeat)
+		}
+		ev := &event{rv: d.rv, prev: c.items[d.key]}
+		if d.obj != nil {
+			ev.cur = c.newEntry(d.key, d.obj, d.rv)
+			c.items[d.key] = ev.cur
+		} else {
+			if ev.prev == nil {
+				continue // deletion of something we never saw
+			}
+			delete(c.items, d.key)
+		}
+		c.push(ev)
+		c.dispatch(ev)
+		maxRV = max(maxRV, d.rv)
+	}
+	if maxRV > c.RV() {
+		c.setRVLocked(maxRV)
+	}
+}
+
+func (c *Cacher) push(ev *event) {
+	capacity := len(c.ring)
+	if c.n == capacity {
+		c.oldest = c.ring[c.head].rv
+		c.ring[c.head] = nil
+		c.head = (c.head + 1) % capacity
+		c.n--
+	}
+	c.ring[(c.head+c.n)%capacity] = ev
+	c.n++
+}
+
+// dispatch hands ev to every watcher it concerns. Called with mu held.
+func (c *Cacher) dispatch(ev *event) {
+	for w := range c.unindexed {
+		c.offer(w, ev)
+	}
+	if c.cfg.IndexField == "" || len(c.indexed) == 0 {
+		return
+	}
+	var curV, prevV string
+	if ev.cur != nil {
+		curV = ev.cur.Attrs.Fields[c.cfg.IndexField]
+		for w := range c.indexed[curV] {
+			c.offer(w, ev)
+		}
+	}
+	if ev.prev != nil {
+		prevV = ev.prev.Attrs.Fields[c.cfg.IndexField]
+		if ev.cur == nil || prevV != curV {
+			for w := range c.indexed[prevV] {
+				c.offer(w, ev)
+			}
+		}
+	}
+}
+
+// offer queues ev for w if w's filter sees a change. A filter that starts to
+// match sees ADDED, one that stops matching sees DELETED (upstream semantics).
+func (c *Cacher) offer(w *Watcher, ev *event) {
+	if ev.rv <= w.minRV {
+		return
+	}
+	curOK, prevOK := w.filter.matches(ev.cur), w.filter.matches(ev.prev)
+	var it Item
+	switch {
+	case curOK && prevOK:
+		it = Item{Type: watch.Modified, Entry: ev.cur}
+	case curOK:
+		it = Item{Type: watch.Added, Entry: ev.cur}
+	case prevOK:
+		it = Item{Type: watch.Deleted, Entry: ev.deleted(c)}
+	default:
+		return
+	}
+	select {
+	case w.ch <- it:
+	default:
+		// Too far behind: close it rather than stall every other watcher.
+		// The client resumes from the last resourceVersion it saw.
+		c.cfg.Metrics.Terminated.WithLabelValues(c.cfg.Resource).Inc()
+		c.removeLocked(w)
+		w.terminate()
+	}
+}
+
+// WaitFor blocks until the cache reflects revision rev or ctx ends.
+func (c *Cacher) WaitFor(ctx context.Context, rev int64) error {
+	for {
+		c.mu.RLock()
+		cur, changed := c.RV(), c.rvChanged
+		c.mu.RUnlock()
+		if cur >= rev {
+			return nil
+		}
+		// Revisions of other resources advance only through progress
+		// notifications; ask for one rather than wait for the ticker.
+		_ = c.store.Client().RequestProgress(ctx)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s cache to reach %d (at %d): %w", c.cfg.Resource, rev, cur, ErrTooLarge)
+		case <-changed:
+		}
+	}
+}
+
+// List returns the entries that pass f, sorted by key, and the revision they
+// reflect, after waiting until the cache reflects at least minRV.
+func (c *Cacher) List(ctx context.Context, minRV int64, f Filter) ([]*Entry, int64, error) {
+	if err := c.waitReady(ctx); err != nil {
+		return nil, 0, err
+	}
+	if minRV > 0 {
+		if err := c.WaitFor(ctx, minRV); err != nil {
+			return nil, 0, err
+		}
+	}
+	c.mu.RLock()
+	out := make([]*Entry, 0, len(c.items))
+	if name, ok := exactName(f); ok {
+		// A get-by-name through a list (kubectl get pod x -w does this).
+		for k, e := range c.items {
+			if strings.HasSuffix(k, "/"+name) && f.matches(e) {
+				out = append(out, e)
+			}
+		}
+	} else {
+		for _, e := range c.items {
+			if f.matches(e) {
+				out = append(out, e)
+			}
+		}
+	}
+	rv := c.RV()
+	c.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, rv, nil
+}
+
+func exactName(f Filter) (string, bool) {
+	if f.Field == nil {
+		return "", false
+	}
+	return f.Field.RequiresExactMatch("metadata.name")
+}
+
+// Get returns the cached entry at key, if any.
+func (c *Cacher) Get(key string) (*Entry, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e, ok := c.items[key]
+	return e, ok
+}
+
+func (c *Cacher) waitReady(ctx context.Context) error {
+	select {
+	case <-c.ready:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%s watch cache not ready: %w", c.cfg.Resource, ctx.Err())
+	}
+}
+
+// WatchOptions says where a watch starts and what it sees.
+type WatchOptions struct {
+	// FromRV resumes after this revision. Zero starts from the current state,
+	// which is sent first as ADDED events when SendInitial is set.
+	FromRV      int64
+	SendInitial bool
+	// InitialEventsEnd sends a BOOKMARK annotated k8s.io/initial-events-end
+	// after the initial events (the streaming-list protocol).
+	InitialEventsEnd bool
+	Bookmarks        bool
+	// BookmarkInterval is how often a bookmark is offered (Bookmarks only).
+	BookmarkInterval time.Duration
+	Filter           Filter
+}
+
+// Watch starts a watch. A FromRV older than the cache's window returns
+// ErrCompacted (the client gets 410 Gone and relists).
+func (c *Cacher) Watch(ctx context.Context, o WatchOptions) (*Watcher, error) {
+	if err := c.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	w := &Watcher{
+		c:        c,
+		ch:       make(chan Item, c.cfg.WatcherBuffer),
+		done:     make(chan struct{}),
+		filter:   o.Filter,
+		opts:     o,
+		indexKey: "",
+	}
+	if c.cfg.IndexField != "" && o.Filter.Field != nil {
+		if v, ok := o.Filter.Field.RequiresExactMatch(c.cfg.IndexField); ok {
+			w.indexed, w.indexKey = true, v
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rv := c.RV()
+	switch {
+	case o.FromRV == 0 || o.SendInitial:
+		if o.SendInitial {
+			for _, e := range c.items {
+				if w.filter.matches(e) {
+					w.initial = append(w.initial, Item{Type: watch.Added, Entry: e})
+				}
+			}
+			sort.Slice(w.initial, func(i, j int) bool { return w.initial[i].Entry.Key < w.initial[j].Entry.Key })
+		}
+		if o.InitialEventsEnd {
+			w.initial = append(w.initial, Item{Type: watch.Bookmark, Entry: c.newEntry("", c.codec.Bookmark(rv, true), rv)})
+		}
+		w.minRV = rv
+	case o.FromRV < c.oldest:
+		return nil, fmt.Errorf("%s: watch from %d, oldest available %d: %w", c.cfg.Resource, o.FromRV, c.oldest, ErrCompacted)
+	default:
+		// Replay what the ring holds after FromRV; newer events arrive live.
+		// A FromRV ahead of the cache simply waits for its events.
+		for i := 0; i < c.n; i++ {
+			ev := c.ring[(c.head+i)%len(c.ring)]
+			if ev.rv <= o.FromRV {
+				continue
+			}
+			if it, ok := w.itemFor(c, ev); ok {
+				w.initial = append(w.initial, it)
+			}
+		}
+		w.minRV = max(rv, o.FromRV)
+	}
+	w.lastRV = min(w.minRV, rv)
+	if o.FromRV > 0 && !o.SendInitial {
+		w.lastRV = o.FromRV
+	}
+	c.addLocked(w)
+	c.cfg.Metrics.Watchers.WithLabelValues(c.cfg.Resource).Inc()
+	return w, nil
+}
+
+func (c *Cacher) addLocked(w *Watcher) {
+	if !w.indexed {
+		c.unindexed[w] = struct{}{}
+		return
+	}
+	set := c.indexed[w.indexKey]
+	if set == nil {
+		set = map[*Watcher]struct{}{}
+		c.indexed[w.indexKey] = set
+	}
+	set[w] = struct{}{}
+}
+
+// removeLocked forgets w; it reports whether w was still registered.
+func (c *Cacher) removeLocked(w *Watcher) bool {
+	if !w.indexed {
+		if _, ok := c.unindexed[w]; !ok {
+			return false
+		}
+		delete(c.unindexed, w)
+	} else {
+		set := c.indexed[w.indexKey]
+		if _, ok := set[w]; !ok {
+			return false
+		}
+		delete(set, w)
+		if len(set) == 0 {
+			delete(c.indexed, w.indexKey)
+		}
+	}
+	c.cfg.Metrics.Watchers.WithLabelValues(c.cfg.Resource).Dec()
+	return true
+}
+
+func (c *Cacher) terminateLocked() {
+	for w := range c.unindexed {
+		c.removeLocked(w)
+		w.terminate()
+	}
+	for _, set := range c.indexed {
+		for w := range set {
+			c.removeLocked(w)
+			w.terminate()
+		}
+	}
+}
+
+func (c *Cacher) terminateAll() {
+	c.mu.Lock()
+	c.terminateLocked()
+	c.mu.Unlock()
+}
+
+// Watcher is one client's watch on a Cacher.
+type Watcher struct {
+	c        *Cacher
+	ch       chan Item
+	done     chan struct{}
+	doneOnce sync.Once
+	filter   Filter
+	opts     WatchOptions
+	indexed  bool
+	indexKey string
+
+	initial []Item
+	minRV   int64 // live events at or below this are already covered
+	lastRV  int64 // the last revision delivered
+}
+
+func (w *Watcher) itemFor(c *Cacher, ev *event) (Item, bool) {
+	curOK, prevOK := w.filter.matches(ev.cur), w.filter.matches(ev.prev)
+	switch {
+	case curOK && prevOK:
+		return Item{Type: watch.Modified, Entry: ev.cur}, true
+	case curOK:
+		return Item{Type: watch.Added, Entry: ev.cur}, true
+	case prevOK:
+		return Item{Type: watch.Deleted, Entry: ev.deleted(c)}, true
+	}
+	return Item{}, false
+}
+
+func (w *Watcher) terminate() { w.doneOnce.Do(func() { close(w.done) }) }
+
+// ErrWatchClosed ends a watch the cache closed (the watcher fell behind or
+// the cache relisted). Clients resume from their last resourceVersion.
+var ErrWatchClosed = errors.New("watch closed by the watch cache")
+
+// Next returns the next item, blocking until there is one, a bookmark is
+// due, ctx ends, or the cache closes the watch.
+func (w *Watcher) Next(ctx context.Context) (Item, error) {
+	if len(w.initial) > 0 {
+		it := w.initial[0]
+		w.initial[0] = Item{}
+		w.initial = w.initial[1:]
+		w.lastRV = max(w.lastRV, it.Entry.RV)
+		return it, nil
+	}
+	var tick <-chan time.Time
+	if w.opts.Bookmarks && w.opts.BookmarkInterval > 0 {
+		t := time.NewTimer(w.opts.BookmarkInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case it := <-w.ch:
+			w.lastRV = max(w.lastRV, it.Entry.RV)
+			return it, nil
+		case <-w.done:
+			// Deliver what was queued before the close.
+			select {
+			case it := <-w.ch:
+				w.lastRV = max(w.lastRV, it.Entry.RV)
+				return it, nil
+			default:
+			}
+			return Item{}, ErrWatchClosed
+		case <-ctx.Done():
+			return Item{}, ctx.Err()
+		case <-tick:
+			// Every event at or below rv was queued before rv was published;
+			// with the queue empty they have all been delivered.
+			rv := w.c.RV()
+			if len(w.ch) == 0 && rv > w.lastRV {
+				w.lastRV = rv
+				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv)}, nil
+			}
+			t := time.NewTimer(w.opts.BookmarkInterval)
+			defer t.Stop()
+			tick = t.C
+		}
+	}
+}
+
+// Pending is how many items are ready without blocking.
+func (w *Watcher) Pending() int { return len(w.initial) + len(w.ch) }
+
+// Stop unregisters the watcher. Safe to call more than once.
+func (w *Watcher) Stop() {
+	w.c.mu.Lock()
+	w.c.removeLocked(w)
+	w.c.mu.Unlock()
+	w.terminate()
+}

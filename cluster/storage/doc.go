@@ -1,0 +1,19 @@
+// Package storage is the only code in kstep that talks to etcd.
+//
+// It owns two things:
+//
+//   - Store: the key/value operations the apiserver needs, each a single etcd
+//     request or transaction. resourceVersion IS etcd's mod revision: a create
+//     is a transaction on the key's absence, an update or delete is a
+//     transaction on the mod revision the caller read, so a stale writer gets
+//     ErrConflict and nothing is written (optimistic concurrency, no locks).
+//   - Cacher: the watch cache of one resource. ONE etcd watch per resource
+//     prefix, decoded once, kept as the current state plus a ring of recent
+//     events, and fanned out to every watcher of that resource. Thousands of
+//     watchers cost one etcd watch.
+//
+// Storage knows keys, bytes, revisions and opaque decoded objects. It must not
+// know HTTP, Kubernetes API semantics (defaulting, validation, subresources),
+// or any actor other than the apiserver: controllers, schedulers and kubelets
+// never import it.
+package storage

@@ -1,0 +1,18 @@
+package storage
+
+import "errors"
+
+// Sentinel errors. Every error returned by this package that means one of
+// these wraps it, so callers test with errors.Is and map to API status codes.
+var (
+	// ErrNotFound: the key does not exist (at the revision asked).
+	ErrNotFound = errors.New("not found")
+	// ErrExists: a create found the key already present.
+	ErrExists = errors.New("already exists")
+	// ErrConflict: the key's mod revision is not the one the caller read.
+	ErrConflict = errors.New("conflict: the object has been modified")
+	// ErrCompacted: the revision asked for has been compacted away.
+	ErrCompacted = errors.New("revision compacted")
+	// ErrTooLarge: a revision asked for is newer than the store reached in time.
+	ErrTooLarge = errors.New("resource version too large")
+)

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
+	"github.com/kstep-dev/kstep/cluster/provider/process"
+)
+
+// defaultStateDir is $HOME/.kstep/default, or "" when there is no home.
+func defaultStateDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".kstep", "default")
+}
+
+func stateDirFlag(cmd *cobra.Command, dir *string) {
+	cmd.Flags().StringVar(dir, "state-dir", defaultStateDir(), "directory holding the cluster's state, data, logs and kubeconfig")
+}
+
+func newUpCmd() *cobra.Command {
+	cfg := process.DefaultConfig()
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start a cluster of child processes: etcd members, then apiservers",
+		Long: `Start a cluster on 127.0.0.1: every actor is a child process of this binary.
+In the foreground kstep up waits for SIGINT or SIGTERM, then stops the
+cluster. With --detach it returns once the cluster is ready, printing
+KUBECONFIG=<path> as the last line; "kstep down" stops it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.StateDir == "" {
+				return errors.New("no --state-dir given and no home directory to default to")
+			}
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			p, err := process.New(cfg)
+			if err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			fmt.Fprintf(stderr, "kstep: starting %d etcd member(s) and %d apiserver(s) in %s\n",
+				cfg.EtcdMembers, cfg.APIServers, p.StateDir())
+			if err := p.Up(ctx); err != nil {
+				return fmt.Errorf("up: %w", err)
+			}
+			printCluster(cmd.OutOrStdout(), p)
+			if cfg.Detach {
+				return nil
+			}
+
+			fmt.Fprintf(stderr, "kstep: cluster ready; ^C or `kstep down --state-dir %s` stops it\n", p.StateDir())
+			<-ctx.Done()
+			fmt.Fprintln(stderr, "kstep: stopping the cluster")
+			// Apiservers, then etcd, each SIGTERM then SIGKILL after the grace.
+			dctx, cancel := context.WithTimeout(context.Background(), 2*(cfg.StopGrace+15*time.Second))
+			defer cancel()
+			if err := p.Down(dctx); err != nil {
+				return err
+			}
+			fmt.Fprintln(stderr, "kstep: cluster stopped")
+			return nil
+		},
+	}
+	stateDirFlag(cmd, &cfg.StateDir)
+	f := cmd.Flags()
+	f.IntVar(&cfg.EtcdMembers, "etcd-members", cfg.EtcdMembers, "etcd cluster size: 1, 3, 5 or 7")
+	f.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "number of apiservers (0 runs etcd alone)")
+	f.BoolVarP(&cfg.Detach, "detach", "d", false, "return once the cluster is ready and leave it running")
+	f.StringVar(&cfg.Binary, "kstep-binary", "", "kstep binary the actors run (default: this executable)")
+	f.DurationVar(&cfg.ReadyTimeout, "ready-timeout", cfg.ReadyTimeout, "how long to wait for each actor to become ready")
+	f.DurationVar(&cfg.StopGrace, "stop-grace", cfg.StopGrace, "how long to wait after SIGTERM before SIGKILL when stopping")
+	f.StringVar(&cfg.Etcd.LogLevel, "etcd-log-level", "", "etcd members' log level (default: kstep etcd's)")
+	return cmd
+}
+
+// printCluster prints each actor and its endpoint, then the environment a
+// client needs. KUBECONFIG, when there is one, is the last line: scripts
+// take it with `tail -n1`.
+func printCluster(w io.Writer, p provider.Provider) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ACTOR\tROLE\tENDPOINT\tPID\tLOG")
+	var etcd []string
+	for _, a := range p.Actors() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", a.Name, a.Role, a.Endpoint, a.PID, a.LogPath)
+		if a.Role == provider.RoleEtcd {
+			etcd = append(etcd, a.Endpoint)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "ETCDCTL_ENDPOINTS=%s\n", strings.Join(etcd, ","))
+	if k := p.Kubeconfig(); k != "" {
+		fmt.Fprintf(w, "KUBECONFIG=%s\n", k)
+	}
+}

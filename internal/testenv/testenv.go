@@ -1,0 +1,120 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/apiserver"
+	"github.com/kstep-dev/kstep/cluster/etcd"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"k8s.io/client-go/rest"
+)
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Etcd starts a one-member etcd in this process, stopped at test cleanup,
+// and returns its client URL and a client.
+func Etcd(t testing.TB) (string, *clientv3.Client) {
+	t.Helper()
+	cfg := etcd.DefaultConfig()
+	cfg.Name = "test"
+	cfg.DataDir = t.TempDir()
+	client := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
+	peer := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
+	cfg.ListenClientURLs, cfg.AdvertiseClientURLs = []string{client}, []string{client}
+	cfg.ListenPeerURLs, cfg.AdvertisePeerURLs = []string{peer}, []string{peer}
+	cfg.InitialCluster = "test=" + peer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := etcd.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	t.Cleanup(m.Close)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{client}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatalf("etcd client: %v", err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return client, cli
+}
+
+// APIServer is an apiserver running in this process.
+type APIServer struct {
+	URL    string
+	Config *rest.Config
+	Server *apiserver.Server
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Stop stops the apiserver and waits for it.
+func (a *APIServer) Stop() {
+	a.cancel()
+	<-a.done
+}
+
+// StartAPIServer starts an apiserver on etcdURL, waits until it is ready,
+// and stops it at test cleanup. opts may be nil for the defaults.
+func StartAPIServer(t testing.TB, etcdURL string, mutate func(*apiserver.Options)) *APIServer {
+	t.Helper()
+	opts := apiserver.DefaultOptions()
+	opts.Name = "test-apiserver"
+	opts.EtcdServers = []string{etcdURL}
+	opts.BookmarkInterval = time.Second
+	if mutate != nil {
+		mutate(&opts)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: opts.EtcdServers, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatalf("etcd client: %v", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s, err := apiserver.New(opts, cli, log)
+	if err != nil {
+		t.Fatalf("apiserver: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &APIServer{URL: "http://" + ln.Addr().String(), Server: s, cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		a.done <- s.Serve(ctx, ln)
+		cli.Close()
+	}()
+	t.Cleanup(a.Stop)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(a.URL + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("apiserver not ready after 30s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.Config = &rest.Config{Host: a.URL, QPS: -1, Burst: -1}
+	return a
+}
