@@ -3,12 +3,12 @@ package apiserver
 import (
 	"net/http"
 
+	"github.com/kstep-dev/kstep/cluster/apiserver/validation"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // The scale subresource (autoscaling/v1 Scale) is a view of spec.replicas
@@ -36,9 +36,8 @@ func setReplicas(obj runtime.Object, n int32) {
 }
 
 func validateScale(sc *autoscalingv1.Scale) error {
-	if sc.Spec.Replicas < 0 {
-		return apierrors.NewInvalid(scaleGVK.GroupKind(), sc.Name, field.ErrorList{
-			field.Invalid(field.NewPath("spec", "replicas"), sc.Spec.Replicas, "must be greater than or equal to 0")})
+	if errs := validation.ValidateCreate(sc); len(errs) > 0 {
+		return apierrors.NewInvalid(scaleGVK.GroupKind(), sc.Name, errs)
 	}
 	return nil
 }

@@ -17,14 +17,14 @@ import (
 // generation. Every served type has Spec and/or Status fields or neither;
 // they are reached by reflection so one strategy serves every kind.
 
-func field(obj runtime.Object, name string) reflect.Value {
+func structField(obj runtime.Object, name string) reflect.Value {
 	v := reflect.ValueOf(obj).Elem().FieldByName(name)
 	return v
 }
 
 // copyField sets dst.<name> = src.<name> when the type has that field.
 func copyField(dst, src runtime.Object, name string) {
-	d, s := field(dst, name), field(src, name)
+	d, s := structField(dst, name), structField(src, name)
 	if d.IsValid() && s.IsValid() {
 		d.Set(s)
 	}
@@ -32,20 +32,20 @@ func copyField(dst, src runtime.Object, name string) {
 
 // zeroField resets obj.<name> when the type has that field.
 func zeroField(obj runtime.Object, name string) {
-	if f := field(obj, name); f.IsValid() {
+	if f := structField(obj, name); f.IsValid() {
 		f.Set(reflect.Zero(f.Type()))
 	}
 }
 
 func fieldEqual(a, b runtime.Object, name string) bool {
-	fa, fb := field(a, name), field(b, name)
+	fa, fb := structField(a, name), structField(b, name)
 	if !fa.IsValid() || !fb.IsValid() {
 		return true
 	}
 	return apiequality.Semantic.DeepEqual(fa.Interface(), fb.Interface())
 }
 
-func hasSpec(obj runtime.Object) bool { return field(obj, "Spec").IsValid() }
+func hasSpec(obj runtime.Object) bool { return structField(obj, "Spec").IsValid() }
 
 // nameSuffix is upstream's alphabet for generateName: no vowels, no
 // look-alikes, so generated names never spell words or confuse readers.
@@ -112,6 +112,12 @@ func prepareForUpdate(r *resource, obj, old runtime.Object, sub string) {
 	m.DeletionGracePeriodSeconds = om.DeletionGracePeriodSeconds
 	m.Generation = om.Generation
 	m.SelfLink = ""
+	if m.ResourceVersion == "" {
+		m.ResourceVersion = om.ResourceVersion // an unconditional update
+	}
+	if svc, ok := obj.(*corev1.Service); ok {
+		keepAllocatedIPs(svc, old.(*corev1.Service))
+	}
 	switch sub {
 	case "status":
 		// Status writes change status (and, as upstream, labels and
@@ -167,4 +173,22 @@ func semanticallyEqual(a, b runtime.Object) bool {
 	ma.ResourceVersion, mb.ResourceVersion = rva, rvb
 	ma.ManagedFields, mb.ManagedFields = mfa, mfb
 	return eq
+}
+
+// keepAllocatedIPs carries the allocated cluster IP over an update that does
+// not mention it (kubectl apply of a manifest without one), as upstream does.
+func keepAllocatedIPs(svc, old *corev1.Service) {
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.IPFamilies, svc.Spec.IPFamilyPolicy = "", nil, nil, nil
+		return
+	}
+	if svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0 {
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
+	}
+	if len(svc.Spec.IPFamilies) == 0 {
+		svc.Spec.IPFamilies = old.Spec.IPFamilies
+	}
+	if svc.Spec.IPFamilyPolicy == nil {
+		svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
+	}
 }

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/cluster/apiserver"
 	"github.com/kstep-dev/kstep/internal/testenv"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/kstep-dev/kstep/cluster/apiserver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

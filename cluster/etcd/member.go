@@ -18,11 +18,14 @@ type Member struct {
 }
 
 // Run starts the member described by cfg, waits until it is ready, and serves
-// until ctx is cancelled (then closes it cleanly and returns nil) or etcd
-// fails (then returns the failure).
+// until ctx is cancelled (then closes it cleanly and returns nil, also when
+// it was not ready yet) or etcd fails (then returns the failure).
 func Run(ctx context.Context, cfg Config) error {
 	m, err := Start(ctx, cfg)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // asked to stop while waiting for peers
+		}
 		return err
 	}
 	return m.Wait(ctx)

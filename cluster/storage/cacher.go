@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -103,6 +104,8 @@ func (ev *event) deleted(c *Cacher) *Entry {
 	})
 	return ev.gone
 }
+
+type mvccKV = mvccpb.KeyValue
 
 // Item is what a watcher receives.
 type Item struct {
@@ -284,16 +287,100 @@ func (c *Cacher) relist(ctx context.Context) error {
 		}
 		start = page.KVs[len(page.KVs)-1].Key + "\x00"
 	}
+	history, from := c.backfill(ctx, rev)
 	c.mu.Lock()
 	c.terminateLocked()
 	c.items = items
 	c.head, c.n = 0, 0
 	clear(c.ring)
-	c.oldest = rev
+	c.oldest = from - 1
+	for _, ev := range history {
+		c.push(ev)
+	}
 	c.setRVLocked(rev)
 	c.mu.Unlock()
 	c.readyOnce.Do(func() { close(c.ready) })
 	return nil
+}
+
+// backfill reads the prefix's recent history up to rev from etcd, so a cache
+// that just started (a restarted apiserver) can still resume the watches of
+// clients that were following another apiserver: they get their missed
+// events instead of a 410 and a relist. It returns the events and the
+// revision they start from; on any failure it returns none, from rev+1.
+func (c *Cacher) backfill(ctx context.Context, rev int64) ([]*event, int64) {
+	from := max(1, rev-int64(c.cfg.Capacity)+1)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cli := c.store.Client()
+	for attempt := 0; attempt < 3; attempt++ {
+		wctx, wcancel := context.WithCancel(ctx)
+		wch := cli.Watch(wctx, c.cfg.Prefix, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithPrevKV(), clientv3.WithProgressNotify())
+		evs, compacted, err := c.readHistory(wctx, cli, wch, rev)
+		wcancel()
+		switch {
+		case err != nil:
+			c.cfg.Log.Warn("watch cache history not loaded", "resource", c.cfg.Resource, "err", err)
+			return nil, rev + 1
+		case compacted > 0:
+			from = compacted // history before this is gone
+			continue
+		}
+		return evs, from
+	}
+	return nil, rev + 1
+}
+
+func (c *Cacher) readHistory(ctx context.Context, cli *clientv3.Client, wch clientv3.WatchChan, upTo int64) ([]*event, int64, error) {
+	var out []*event
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	decode := func(kv *mvccKV) *Entry {
+		if kv == nil || len(kv.Value) == 0 {
+			return nil
+		}
+		obj, err := c.codec.Decode(string(kv.Key), kv.Value, kv.ModRevision)
+		if err != nil {
+			return nil
+		}
+		return c.newEntry(string(kv.Key), obj, kv.ModRevision)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		case <-tick.C:
+			// A progress notification at or past upTo proves every event up
+			// to it has been delivered.
+			_ = cli.RequestProgress(ctx)
+		case resp, ok := <-wch:
+			if !ok {
+				return nil, 0, errors.New("history watch closed")
+			}
+			if resp.CompactRevision != 0 {
+				return nil, resp.CompactRevision, nil
+			}
+			if err := resp.Err(); err != nil {
+				return nil, 0, err
+			}
+			for _, e := range resp.Events {
+				if e.Kv.ModRevision > upTo {
+					return out, 0, nil
+				}
+				ev := &event{rv: e.Kv.ModRevision, prev: decode(e.PrevKv)}
+				if e.Type != clientv3.EventTypeDelete {
+					ev.cur = decode(e.Kv)
+				}
+				if ev.cur == nil && ev.prev == nil {
+					continue
+				}
+				out = append(out, ev)
+			}
+			if resp.IsProgressNotify() && resp.Header.Revision >= upTo {
+				return out, 0, nil
+			}
+		}
+	}
 }
 
 // follow applies the etcd watch's events until it fails.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -8,7 +9,11 @@ import (
 	"github.com/kstep-dev/kstep/cluster/apiserver"
 )
 
-func newAPIServerCmd() *cobra.Command {
+func newAPIServerCmd() *cobra.Command { return apiserverCmd(apiserver.Run) }
+
+// apiserverCmd builds the command around run, so tests can see the Options
+// the flags produce.
+func apiserverCmd(run func(context.Context, apiserver.Options) error) *cobra.Command {
 	opts := apiserver.DefaultOptions()
 	cmd := &cobra.Command{
 		Use:   "apiserver",
@@ -19,7 +24,7 @@ stateless: several run side by side on the same etcd cluster.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			if err := apiserver.Run(ctx, opts); err != nil {
+			if err := run(ctx, opts); err != nil {
 				return fmt.Errorf("apiserver %s: %w", opts.Name, err)
 			}
 			return nil

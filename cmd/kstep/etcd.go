@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +28,17 @@ closes cleanly.`,
 			cfg.ElectionTimeout = time.Duration(electionMs) * time.Millisecond
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			if err := etcd.Run(ctx, cfg); err != nil {
+			m, err := etcd.Start(ctx, cfg)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil // stopped while waiting for peers
+				}
+				return fmt.Errorf("etcd: %w", err)
+			}
+			// etcd logs at warn by default; say once that the member serves.
+			fmt.Fprintf(cmd.ErrOrStderr(), "kstep etcd: member %s ready, serving clients on %s\n",
+				m.Name(), strings.Join(m.ClientURLs(), ","))
+			if err := m.Wait(ctx); err != nil {
 				return fmt.Errorf("etcd: %w", err)
 			}
 			return nil

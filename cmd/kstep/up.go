@@ -44,6 +44,9 @@ KUBECONFIG=<path> as the last line; "kstep down" stops it.`,
 			if cfg.StateDir == "" {
 				return errors.New("no --state-dir given and no home directory to default to")
 			}
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("up: %w", err)
+			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			p, err := process.New(cfg)

@@ -13,18 +13,21 @@
 //
 // The schemas are generated once, in New, by reflection over the Go types of
 // the served resources (k8s.io/api and friends): json tags give property
-// names and required fields, patchStrategy/patchMergeKey tags give the
+// names and required fields (a field without omitempty/omitzero is
+// required; upstream reads +optional comments, which reflection cannot
+// see), patchStrategy/patchMergeKey tags give the
 // x-kubernetes-patch-* extensions, SwaggerDoc() gives descriptions, and
 // definition names follow the upstream convention
 // (k8s.io/api/core/v1.Pod -> io.k8s.api.core.v1.Pod).
 //
-// What kubectl needs from these documents (see the report in spec_test.go
-// and handler.go comments): every PATCH/POST/PUT operation carries the
-// "fieldValidation" query parameter and an x-kubernetes-group-version-kind
-// extension, PATCH request bodies list application/strategic-merge-patch+json,
-// and every kind's definition carries x-kubernetes-group-version-kind as a
-// list. With that, kubectl (>= 1.27) skips client-side validation and sends
-// ?fieldValidation=Strict (or Warn) to the server instead.
+// What kubectl (v1.32, checked against its sources and the real binary in
+// kubectl_test.go) needs from these documents: every PATCH operation (and
+// POST/PUT) lists the "fieldValidation" query parameter and carries an
+// x-kubernetes-group-version-kind object; PATCH request bodies list
+// application/strategic-merge-patch+json for typed kinds; every kind's
+// definition carries x-kubernetes-group-version-kind as a list. kubectl
+// then skips client-side validation, sends ?fieldValidation=Strict itself,
+// and computes apply's strategic merge patch from the v3 schemas.
 //
 // This package owns only the OpenAPI documents and their HTTP handler. It
 // must not touch storage, admission, or the handling of resource requests:

@@ -37,11 +37,11 @@ func Table(gr schema.GroupResource, objs []runtime.Object, now time.Time, noHead
 		table.ColumnDefinitions = append([]metav1.TableColumnDefinition(nil), p.columns...)
 	}
 	for i, obj := range objs {
-		typed, err := p.accept(obj)
+		in, err := p.accept(obj)
 		if err != nil {
 			return nil, fmt.Errorf("printers: %s: object %d: %w", gr, i, err)
 		}
-		cells, err := p.cells(typed, now)
+		cells, err := p.cells(in, now)
 		if err != nil {
 			return nil, fmt.Errorf("printers: %s: object %d: %w", gr, i, err)
 		}
@@ -82,7 +82,7 @@ func typed[T any, PT interface {
 
 // accept returns obj in the form p.cells takes.
 func (p *printer) accept(obj runtime.Object) (runtime.Object, error) {
-	if obj == nil || reflect.ValueOf(obj).IsNil() {
+	if v := reflect.ValueOf(obj); obj == nil || v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil, fmt.Errorf("nil object")
 	}
 	if p.typ == nil || reflect.TypeOf(obj) == p.typ {

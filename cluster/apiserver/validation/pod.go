@@ -412,9 +412,11 @@ func validatePodBinding(b *corev1.Binding) field.ErrorList {
 // validatePodTemplateSpec validates a template embedded in a controller.
 func validatePodTemplateSpec(tmpl *corev1.PodTemplateSpec, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	allErrs = append(allErrs, metav1validation.ValidateLabels(tmpl.Labels, fldPath.Child("labels"))...)
-	allErrs = append(allErrs, apimachineryvalidation.ValidateAnnotations(tmpl.Annotations, fldPath.Child("annotations"))...)
-	allErrs = append(allErrs, validatePodSpecificAnnotations(tmpl.Annotations, &tmpl.Spec, fldPath.Child("annotations"))...)
+	// Upstream says spec.template.labels; the JSON path has metadata.
+	metaPath := fldPath.Child("metadata")
+	allErrs = append(allErrs, metav1validation.ValidateLabels(tmpl.Labels, metaPath.Child("labels"))...)
+	allErrs = append(allErrs, apimachineryvalidation.ValidateAnnotations(tmpl.Annotations, metaPath.Child("annotations"))...)
+	allErrs = append(allErrs, validatePodSpecificAnnotations(tmpl.Annotations, &tmpl.Spec, metaPath.Child("annotations"))...)
 	allErrs = append(allErrs, validatePodSpec(&tmpl.Spec, fldPath.Child("spec"), podOpts{})...)
 	if len(tmpl.Spec.EphemeralContainers) > 0 {
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("spec", "ephemeralContainers"), "ephemeral containers not allowed in pod template"))

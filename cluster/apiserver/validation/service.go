@@ -298,21 +298,9 @@ func validateServiceClusterIPsRelatedFields(svc *corev1.Service) field.ErrorList
 		}
 		seen.Insert(f)
 	}
-	if len(spec.IPFamilies) > 2 {
-		allErrs = append(allErrs, field.Invalid(ipFamiliesPath, spec.IPFamilies, "may only hold up to 2 values"))
-	}
 	if spec.IPFamilyPolicy != nil && !supportedServiceIPFamilyPolicy.Has(*spec.IPFamilyPolicy) {
 		allErrs = append(allErrs, field.NotSupported(specPath.Child("ipFamilyPolicy"), *spec.IPFamilyPolicy, sets.List(supportedServiceIPFamilyPolicy)))
 	}
-	if spec.IPFamilyPolicy != nil && *spec.IPFamilyPolicy == corev1.IPFamilyPolicySingleStack {
-		if len(spec.ClusterIPs) > 1 {
-			allErrs = append(allErrs, field.Invalid(clusterIPsPath, spec.ClusterIPs, "must have at most 1 value when ipFamilyPolicy is 'SingleStack'"))
-		}
-		if len(spec.IPFamilies) > 1 {
-			allErrs = append(allErrs, field.Invalid(ipFamiliesPath, spec.IPFamilies, "must have at most 1 value when ipFamilyPolicy is 'SingleStack'"))
-		}
-	}
-
 	hasInvalidIPs := false
 	for i, ip := range spec.ClusterIPs {
 		if i == 0 && ip == corev1.ClusterIPNone {

@@ -59,6 +59,14 @@ func DefaultConfig() Config {
 // maxEtcdMembers is etcd's own recommended upper bound.
 const maxEtcdMembers = 7
 
+// Validate reports whether c describes a cluster Up can start.
+func (c Config) Validate() error {
+	if err := c.validateStateDir(); err != nil {
+		return err
+	}
+	return c.validateTopology()
+}
+
 func (c Config) validateTopology() error {
 	switch {
 	case c.EtcdMembers < 1 || c.EtcdMembers > maxEtcdMembers:

@@ -23,15 +23,27 @@ func sysProcAttr(detach bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// sameProcess checks /proc: the process is not a zombie and runs ref.Args.
-func sameProcess(ref procRef) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ref.PID))
+// processState returns the one-letter state from /proc/<pid>/stat ('R',
+// 'S', 'T', 'Z', ...), or 0 if it cannot be read.
+func processState(pid int) byte {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return 0
 	}
 	// The state follows the command name, which is in parentheses and may
 	// itself contain ") ".
-	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2]
+	}
+	return 0
+}
+
+// stateKnown reports whether processState works here.
+const stateKnown = true
+
+// sameProcess checks /proc: the process is not a zombie and runs ref.Args.
+func sameProcess(ref procRef) bool {
+	if st := processState(ref.PID); st == 0 || st == 'Z' {
 		return false
 	}
 	if ref.Args == nil {

@@ -16,3 +16,9 @@ func sysProcAttr(detach bool) *syscall.SysProcAttr {
 
 // sameProcess cannot check argv without /proc; a live PID is trusted.
 func sameProcess(procRef) bool { return true }
+
+// processState is unknown without /proc.
+func processState(int) byte { return 0 }
+
+// stateKnown reports whether processState works here.
+const stateKnown = false

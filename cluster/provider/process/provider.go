@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -494,7 +495,9 @@ func (p *Provider) Start(ctx context.Context, name string) error {
 
 // Stop sends sig to the actor. After SIGTERM or SIGINT it also sends SIGCONT,
 // so a paused actor gets to handle the signal. For SIGKILL, SIGTERM and
-// SIGINT it waits until the process has exited.
+// SIGINT it waits until the process has exited (and is reaped, if this
+// Provider started it); for SIGSTOP and SIGCONT until the process is paused
+// or running again (on Linux, where /proc shows it).
 func (p *Provider) Stop(ctx context.Context, name string, sig os.Signal) error {
 	s, err := toSyscall(sig)
 	if err != nil {
@@ -524,6 +527,12 @@ func (p *Provider) Stop(ctx context.Context, name string, sig os.Signal) error {
 		if err := signalProcess(snapshot.PID, syscall.SIGCONT); err != nil {
 			return fmt.Errorf("stop %s: %w", name, err)
 		}
+	}
+	if s == syscall.SIGSTOP || s == syscall.SIGCONT {
+		if err := waitPaused(ctx, snapshot.PID, s == syscall.SIGSTOP); err != nil {
+			return fmt.Errorf("stop %s after %v: %w", name, s, err)
+		}
+		return nil
 	}
 	if !terminates(s) {
 		return nil
@@ -584,6 +593,11 @@ func (p *Provider) Down(ctx context.Context) error {
 
 // stopAll stops apiservers, then etcd members, so no apiserver outlives its
 // store.
+//
+// Apiservers stop together. Etcd members stop one at a time, last first: a
+// leader that gets SIGTERM hands leadership to a follower before it exits,
+// and when the followers are stopping at the same moment that handover
+// times out (about seven seconds); one at a time it takes milliseconds.
 func (p *Provider) stopAll(ctx context.Context, grace time.Duration) error {
 	p.mu.Lock()
 	var etcd, apiservers []string
@@ -591,7 +605,11 @@ func (p *Provider) stopAll(ctx context.Context, grace time.Duration) error {
 		etcd, apiservers = byRole(p.st.Actors)
 	}
 	p.mu.Unlock()
-	return errors.Join(p.stopGroup(ctx, apiservers, grace), p.stopGroup(ctx, etcd, grace))
+	errs := []error{p.stopGroup(ctx, apiservers, grace)}
+	for _, name := range slices.Backward(etcd) {
+		errs = append(errs, p.stopGroup(ctx, []string{name}, grace))
+	}
+	return errors.Join(errs...)
 }
 
 // stopGroup sends SIGTERM to the running actors among names, waits up to
@@ -600,6 +618,9 @@ func (p *Provider) stopGroup(ctx context.Context, names []string, grace time.Dur
 	p.mu.Lock()
 	var running []actorState
 	for _, name := range names {
+		if p.st == nil {
+			break
+		}
 		if a, err := p.st.actor(name); err == nil && p.runningLocked(a) {
 			running = append(running, *a)
 		}

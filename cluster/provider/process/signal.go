@@ -60,3 +60,26 @@ func waitGone(ctx context.Context, ref procRef) error {
 	}
 	return nil
 }
+
+// waitPaused waits until pid's run state agrees with paused: stopped ('T')
+// after SIGSTOP, anything else after SIGCONT. Signals are delivered
+// asynchronously; without this a chaos step would start its clock before
+// the pause took effect. Where the state cannot be read it returns at once.
+func waitPaused(ctx context.Context, pid int, paused bool) error {
+	if !stateKnown {
+		return nil
+	}
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		st := processState(pid)
+		if st == 0 || st == 'Z' || (st == 'T') == paused {
+			return nil // gone, or where we want it
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pid %d in state %c: %w", pid, st, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+}

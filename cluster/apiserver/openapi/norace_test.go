@@ -1,0 +1,5 @@
+//go:build !race
+
+package openapi
+
+const raceEnabled = false

@@ -1,0 +1,148 @@
+package process
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
+)
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		members    int
+		apiservers int
+		stateDir   string
+		want       string // "" means valid
+	}{
+		{"default", 3, 2, "/s", ""},
+		{"one member for tests", 1, 0, "/s", ""},
+		{"five members", 5, 2, "/s", ""},
+		{"seven members", 7, 1, "/s", ""},
+		{"no members", 0, 2, "/s", "out of range"},
+		{"two members", 2, 2, "/s", "is even"},
+		{"four members", 4, 2, "/s", "use 3 or 5"},
+		{"nine members", 9, 2, "/s", "out of range"},
+		{"negative apiservers", 3, -1, "/s", "negative"},
+		{"no state dir", 3, 2, "", "state dir is empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.EtcdMembers, c.APIServers, c.StateDir = tc.members, tc.apiservers, tc.stateDir
+			err := c.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Validate() = %v, want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Validate() = %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEtcdTuningArgs(t *testing.T) {
+	if got := (EtcdTuning{}).args(); len(got) != 0 {
+		t.Errorf("zero tuning renders %q, want no flags", got)
+	}
+	got := EtcdTuning{
+		HeartbeatInterval:       50 * time.Millisecond,
+		ElectionTimeout:         500 * time.Millisecond,
+		SnapshotCount:           5000,
+		QuotaBackendBytes:       1 << 30,
+		AutoCompactionMode:      "revision",
+		AutoCompactionRetention: "1000",
+		MaxRequestBytes:         1 << 20,
+		LogLevel:                "error",
+	}.args()
+	want := []string{
+		"--heartbeat-interval=50",
+		"--election-timeout=500",
+		"--snapshot-count=5000",
+		"--quota-backend-bytes=1073741824",
+		"--auto-compaction-mode=revision",
+		"--auto-compaction-retention=1000",
+		"--max-request-bytes=1048576",
+		"--log-level=error",
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("args() = %q, want %q", got, want)
+	}
+}
+
+func TestKubeconfigContexts(t *testing.T) {
+	servers := []actorState{
+		{Actor: provider.Actor{Name: "apiserver-0", Endpoint: "http://127.0.0.1:1000"}},
+		{Actor: provider.Actor{Name: "apiserver-1", Endpoint: "http://127.0.0.1:1001"}},
+		{Actor: provider.Actor{Name: "apiserver-2", Endpoint: "http://127.0.0.1:1002"}},
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kubeconfigFor(servers), path); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatalf("load written kubeconfig: %v", err)
+	}
+	if err := clientcmd.Validate(*cfg); err != nil {
+		t.Fatalf("written kubeconfig is invalid: %v", err)
+	}
+	if cfg.CurrentContext != "kstep" {
+		t.Errorf("current context %q, want kstep", cfg.CurrentContext)
+	}
+	want := map[string]string{
+		"kstep":             "http://127.0.0.1:1000",
+		"kstep-apiserver-1": "http://127.0.0.1:1001",
+		"kstep-apiserver-2": "http://127.0.0.1:1002",
+	}
+	if len(cfg.Contexts) != len(want) {
+		t.Errorf("contexts %v, want %v", cfg.Contexts, want)
+	}
+	for name, server := range want {
+		ctx, ok := cfg.Contexts[name]
+		if !ok {
+			t.Errorf("no context %q", name)
+			continue
+		}
+		if got := cfg.Clusters[ctx.Cluster].Server; got != server {
+			t.Errorf("context %q: server %q, want %q", name, got, server)
+		}
+	}
+	// Anything but the owner reading credentials-to-be is a leak.
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+		t.Errorf("kubeconfig mode %v, want owner-only", st.Mode().Perm())
+	}
+}
+
+func TestLogTail(t *testing.T) {
+	dir := t.TempDir()
+	if got := logTail(filepath.Join(dir, "missing.log")); got != "" {
+		t.Errorf("tail of a missing log = %q, want empty", got)
+	}
+	empty := filepath.Join(dir, "empty.log")
+	os.WriteFile(empty, nil, 0o644)
+	if got := logTail(empty); !strings.Contains(got, "is empty") {
+		t.Errorf("tail of an empty log = %q", got)
+	}
+	var b strings.Builder
+	for i := range 100 {
+		b.WriteString(strings.Repeat("x", 10))
+		b.WriteString(" line ")
+		b.WriteString(string(rune('a' + i%26)))
+		b.WriteString("\n")
+	}
+	b.WriteString("the last line\n")
+	long := filepath.Join(dir, "long.log")
+	os.WriteFile(long, []byte(b.String()), 0o644)
+	got := logTail(long)
+	if !strings.HasSuffix(got, "\tthe last line") {
+		t.Errorf("tail does not end with the last line: %q", got)
+	}
+	if n := strings.Count(got, "\n\t"); n != 20 {
+		t.Errorf("tail has %d lines, want 20", n)
+	}
+}

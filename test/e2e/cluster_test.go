@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/provider/process"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// binary returns the kstep binary under test or skips.
+func binary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("KSTEP_BIN")
+	if bin == "" {
+		t.Skip("KSTEP_BIN is not set: run through `make test`, which builds bin/kstep")
+	}
+	return bin
+}
+
+func kubectlPath(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	return p
+}
+
+// upCLI runs `kstep up -d` like a user and returns the kubeconfig path it
+// printed last. The cluster is brought down at cleanup.
+func upCLI(t *testing.T, extra ...string) (string, string) {
+	t.Helper()
+	bin := binary(t)
+	dir := t.TempDir()
+	args := append([]string{"up", "-d", "--state-dir", dir}, extra...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	t.Cleanup(func() {
+		if out, err := exec.Command(bin, "down", "--state-dir", dir, "--purge").CombinedOutput(); err != nil {
+			t.Logf("kstep down: %v\n%s", err, out)
+		}
+	})
+	if err != nil {
+		t.Fatalf("kstep up: %v\n%s\n%s", err, out, logs(dir))
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "KUBECONFIG=") {
+		t.Fatalf("last line of kstep up -d is %q, want KUBECONFIG=<path>", last)
+	}
+	return strings.TrimPrefix(last, "KUBECONFIG="), dir
+}
+
+// logs returns the tail of every actor log in a state dir, for failures.
+func logs(dir string) string {
+	var b bytes.Buffer
+	files, _ := filepath.Glob(filepath.Join(dir, "logs", "*.log"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		if len(data) > 2000 {
+			data = data[len(data)-2000:]
+		}
+		b.WriteString("== " + f + "\n" + string(data) + "\n")
+	}
+	return b.String()
+}
+
+// upProvider brings a cluster up through the process provider library, for
+// tests that kill and restart actors.
+func upProvider(t *testing.T, apiservers int) *process.Provider {
+	t.Helper()
+	cfg := process.DefaultConfig()
+	cfg.Binary = binary(t)
+	cfg.StateDir = t.TempDir()
+	cfg.APIServers = apiservers
+	p, err := process.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v\n%s", err, logs(cfg.StateDir))
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := p.Down(ctx); err != nil {
+			t.Logf("down: %v", err)
+		}
+	})
+	return p
+}
+
+// clientFor returns a clientset for one kubeconfig context.
+func clientFor(t *testing.T, kubeconfig, context string) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = -1, -1
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}

@@ -1,0 +1,220 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const rsManifest = `apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web
+  labels:
+    tier: front
+spec:
+  replicas: 3
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: app
+        image: registry.kstep.local/app:v1
+        ports:
+        - containerPort: 8080
+        readinessProbe:
+          httpGet:
+            path: /readyz
+            port: 8080
+`
+
+const deployManifest = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: api
+  template:
+    metadata:
+      labels:
+        app: api
+    spec:
+      containers:
+      - name: app
+        image: registry.kstep.local/app:v1
+        resources:
+          requests:
+            cpu: 100m
+            memory: 64Mi
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: api
+spec:
+  selector:
+    app: api
+  ports:
+  - port: 80
+    targetPort: 8080
+`
+
+type kubectl struct {
+	t          *testing.T
+	path, conf string
+}
+
+func (k kubectl) run(args ...string) string {
+	k.t.Helper()
+	out, err := k.try(args...)
+	if err != nil {
+		k.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (k kubectl) try(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, k.path, append([]string{"--kubeconfig", k.conf}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestKubectl(t *testing.T) {
+	path := kubectlPath(t)
+	conf, _ := upCLI(t)
+	k := kubectl{t: t, path: path, conf: conf}
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	if out := k.run("get", "--raw", "/readyz"); strings.TrimSpace(out) != "ok" {
+		t.Fatalf("readyz: %q", out)
+	}
+	out := k.run("api-resources")
+	for _, want := range []string{"pods", "replicasets", "deployments", "leases", "events", "namespaces", "nodes", "services", "endpoints", "configmaps", "secrets", "serviceaccounts"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("api-resources lacks %s:\n%s", want, out)
+		}
+	}
+
+	// apply WITHOUT --validate=false, twice (the second is a no-op patch).
+	rs := write("rs.yaml", rsManifest)
+	if out := k.run("apply", "-f", rs); !strings.Contains(out, "replicaset.apps/web created") {
+		t.Fatalf("apply: %s", out)
+	}
+	if out := k.run("apply", "-f", rs); !strings.Contains(out, "unchanged") {
+		t.Fatalf("second apply: %s", out)
+	}
+	if out := k.run("apply", "-f", write("deploy.yaml", deployManifest)); !strings.Contains(out, "deployment.apps/api created") || !strings.Contains(out, "service/api created") {
+		t.Fatalf("apply deployment: %s", out)
+	}
+	// Server-side field validation: an unknown field is refused.
+	bad := strings.Replace(rsManifest, "replicas: 3", "replicas: 3\n  bogusField: 1", 1)
+	if out, err := k.try("apply", "-f", write("bad.yaml", bad)); err == nil || !strings.Contains(out, "bogusField") {
+		t.Fatalf("apply with an unknown field should fail naming it: %v %s", err, out)
+	}
+
+	// get in every output.
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(k.run("get", "rs", "web", "-o", "json")), &obj); err != nil || obj["kind"] != "ReplicaSet" {
+		t.Fatalf("get -o json: %v %v", err, obj["kind"])
+	}
+	if out := k.run("get", "rs", "web", "-o", "yaml"); !strings.Contains(out, "kind: ReplicaSet") || !strings.Contains(out, "resourceVersion:") {
+		t.Fatalf("get -o yaml: %s", out)
+	}
+	out = k.run("get", "rs", "-o", "wide")
+	for _, col := range []string{"NAME", "DESIRED", "CURRENT", "READY", "AGE", "CONTAINERS", "IMAGES", "SELECTOR", "web", "app=web"} {
+		if !strings.Contains(out, col) {
+			t.Errorf("get rs -o wide lacks %s:\n%s", col, out)
+		}
+	}
+	if out := k.run("get", "deploy"); !strings.Contains(out, "UP-TO-DATE") || !strings.Contains(out, "api") {
+		t.Errorf("get deploy:\n%s", out)
+	}
+	if out := k.run("get", "svc", "api"); !strings.Contains(out, "CLUSTER-IP") || !strings.Contains(out, "80/TCP") {
+		t.Errorf("get svc:\n%s", out)
+	}
+
+	// get --watch prints an update another client makes.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := exec.CommandContext(ctx, path, "--kubeconfig", conf, "get", "rs", "web", "--watch", "-o", "custom-columns=NAME:.metadata.name,REPLICAS:.spec.replicas", "--no-headers")
+	stdout, _ := w.StdoutPipe()
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	first := <-lines
+	if !strings.Contains(first, "3") {
+		t.Fatalf("watch first line: %q", first)
+	}
+	cs := clientFor(t, conf, "kstep-apiserver-1") // another client, another apiserver
+	if _, err := cs.AppsV1().ReplicaSets("default").Patch(ctx, "web", "application/merge-patch+json", []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l := <-lines:
+		if !strings.Contains(l, "5") {
+			t.Fatalf("watch saw %q, want replicas 5", l)
+		}
+	case <-ctx.Done():
+		t.Fatal("kubectl get --watch did not print the update")
+	}
+	_ = w.Process.Kill()
+	_, _ = io.Copy(io.Discard, stdout)
+	_ = w.Wait()
+
+	// scale, label, delete.
+	k.run("scale", "rs", "web", "--replicas=7")
+	if out := k.run("get", "rs", "web", "-o", "jsonpath={.spec.replicas}"); out != "7" {
+		t.Fatalf("after scale: %q", out)
+	}
+	k.run("label", "rs", "web", "env=prod")
+	if out := k.run("get", "rs", "-l", "env=prod", "-o", "name"); strings.TrimSpace(out) != "replicaset.apps/web" {
+		t.Fatalf("after label: %q", out)
+	}
+	k.run("scale", "deployment", "api", "--replicas=4")
+	if out := k.run("delete", "rs", "web"); !strings.Contains(out, `"web" deleted`) {
+		t.Fatalf("delete: %s", out)
+	}
+	if out, err := k.try("get", "rs", "web"); err == nil || !strings.Contains(out, "NotFound") {
+		t.Fatalf("get after delete: %v %s", err, out)
+	}
+	if out := k.run("get", "ns"); !strings.Contains(out, "kube-system") || !strings.Contains(out, "Active") {
+		t.Errorf("get ns:\n%s", out)
+	}
+	k.run("create", "namespace", "team")
+	k.run("create", "configmap", "c1", "-n", "team", "--from-literal=a=b")
+	k.run("delete", "namespace", "team", "--wait=true", "--timeout=30s")
+}
