@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -129,16 +131,19 @@ func (q *request) readBody() ([]byte, error) {
 	return b, nil
 }
 
-// bodyJSON returns the body as JSON, converting YAML; other media types are
-// 415.
-func (q *request) bodyJSON(allowed ...string) ([]byte, string, error) {
+const protobufType = "application/vnd.kubernetes.protobuf"
+
+// body returns the request body and its media type. JSON and YAML come back
+// as JSON; protobuf (client-go's typed clients send it by default) comes back
+// as is. Media types outside allowed are 415.
+func (q *request) body(allowed ...string) ([]byte, string, error) {
 	ct := q.r.Header.Get("Content-Type")
 	mt := strings.TrimSpace(strings.SplitN(ct, ";", 2)[0])
 	if mt == "" {
 		mt = "application/json"
 	}
 	if len(allowed) == 0 {
-		allowed = []string{"application/json", "application/yaml"}
+		allowed = []string{"application/json", "application/yaml", protobufType}
 	}
 	if !contains(allowed, mt) {
 		return nil, mt, unsupportedMediaType(ct)
@@ -157,8 +162,24 @@ func (q *request) bodyJSON(allowed ...string) ([]byte, string, error) {
 	return body, mt, nil
 }
 
-// decodeInto decodes JSON into obj, honouring fieldValidation: Strict turns
-// unknown and duplicate fields into a 400, Warn (the default) into warnings.
+// protobufCodec decodes the protobuf envelope ("k8s\x00" + runtime.Unknown)
+// of the k8s.io/api types.
+var protobufCodec = protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+
+// decodeBody decodes a body of media type mt into obj. For JSON it honours
+// fieldValidation: Strict turns unknown and duplicate fields into a 400,
+// Warn (the default) into warnings.
+func (q *request) decodeBody(data []byte, mt string, obj runtime.Object, gvk schema.GroupVersionKind) error {
+	if mt == protobufType {
+		if _, _, err := protobufCodec.Decode(data, nil, obj); err != nil {
+			return badRequest("the protobuf body could not be decoded: %v", err)
+		}
+		return checkKind(obj, gvk)
+	}
+	return q.decodeInto(data, obj, gvk)
+}
+
+// decodeInto decodes JSON into obj, honouring fieldValidation.
 func (q *request) decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind) error {
 	mode := q.r.URL.Query().Get("fieldValidation")
 	switch mode {
@@ -182,6 +203,12 @@ func (q *request) decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVe
 			q.w.Header().Add("Warning", `299 - "`+strings.ReplaceAll(m, `"`, `\"`)+`"`)
 		}
 	}
+	return checkKind(obj, gvk)
+}
+
+// checkKind refuses a body whose apiVersion/kind is not the endpoint's and
+// stamps the endpoint's on one that has none.
+func checkKind(obj runtime.Object, gvk schema.GroupVersionKind) error {
 	tm := obj.GetObjectKind().GroupVersionKind()
 	if tm.Kind != "" && tm.Kind != gvk.Kind {
 		return badRequest("the kind of the object (%s) does not match the endpoint (%s)", tm.Kind, gvk.Kind)
@@ -196,12 +223,12 @@ func (q *request) decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVe
 // decodeObject reads the body as an object of the request's resource and
 // checks its name and namespace against the URL.
 func (q *request) decodeObject() (runtime.Object, error) {
-	data, _, err := q.bodyJSON()
+	data, mt, err := q.body()
 	if err != nil {
 		return nil, err
 	}
 	obj := q.res.newObj()
-	if err := q.decodeInto(data, obj, q.res.gvk()); err != nil {
+	if err := q.decodeBody(data, mt, obj, q.res.gvk()); err != nil {
 		return nil, err
 	}
 	if err := q.checkNames(objectMeta(obj)); err != nil {

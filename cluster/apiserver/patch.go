@@ -50,7 +50,7 @@ func applyPatch(pt string, original, patch []byte, dataStruct runtime.Object) ([
 }
 
 func (q *request) patch() error {
-	data, pt, err := q.bodyJSON(jsonPatchType, mergePatchType, strategicPatchType, applyPatchType)
+	data, pt, err := q.body(jsonPatchType, mergePatchType, strategicPatchType, applyPatchType)
 	if err != nil {
 		return err
 	}

@@ -78,12 +78,12 @@ func (q *request) writeScale(next func(cur *autoscalingv1.Scale) (*autoscalingv1
 }
 
 func (q *request) updateScale() error {
-	data, _, err := q.bodyJSON()
+	data, mt, err := q.body()
 	if err != nil {
 		return err
 	}
 	body := &autoscalingv1.Scale{}
-	if err := q.decodeInto(data, body, scaleGVK); err != nil {
+	if err := q.decodeBody(data, mt, body, scaleGVK); err != nil {
 		return err
 	}
 	if err := q.checkNames(&body.ObjectMeta); err != nil {

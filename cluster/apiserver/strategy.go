@@ -119,6 +119,8 @@ func prepareForUpdate(r *resource, obj, old runtime.Object, sub string) {
 		keepAllocatedIPs(svc, old.(*corev1.Service))
 	}
 	switch sub {
+	case "binding":
+		// pods/binding sets spec.nodeName and the PodScheduled condition.
 	case "status":
 		// Status writes change status (and, as upstream, labels and
 		// annotations); never the spec or the owners.

@@ -178,17 +178,28 @@ func TestWatchExpiredAndReflectorRelists(t *testing.T) {
 		t.Fatalf("want an ERROR event with 410 Expired, got %v %v", ev.Type, ev.Object)
 	}
 
-	// A reflector whose watch starts from that stale version relists.
-	var lists atomic.Int32
-	stale := true
+	// A reflector whose watch resumes from that stale version relists. Its
+	// first sync (a streaming list, or a list) is cut short after the
+	// initial events so that it resumes with a plain watch, which is then
+	// pointed at the stale version.
+	var syncs atomic.Int32
+	injected := false
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			lists.Add(1)
+			syncs.Add(1)
 			return cs.CoreV1().Pods("default").List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			if stale {
-				stale = false
+			if o.SendInitialEvents != nil && *o.SendInitialEvents {
+				n := syncs.Add(1)
+				w, err := cs.CoreV1().Pods("default").Watch(ctx, o)
+				if err != nil || n > 1 {
+					return w, err
+				}
+				return endAfterInitialEvents(w), nil
+			}
+			if !injected {
+				injected = true
 				o.ResourceVersion = first.ResourceVersion
 			}
 			return cs.CoreV1().Pods("default").Watch(ctx, o)
@@ -200,11 +211,11 @@ func TestWatchExpiredAndReflectorRelists(t *testing.T) {
 	defer cancel()
 	go r.RunWithContext(rctx)
 	deadline := time.Now().Add(20 * time.Second)
-	for lists.Load() < 2 && time.Now().Before(deadline) {
+	for syncs.Load() < 2 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if lists.Load() < 2 {
-		t.Fatalf("reflector did not relist after 410 (lists: %d)", lists.Load())
+	if !injected || syncs.Load() < 2 {
+		t.Fatalf("reflector did not relist after 410 (stale watch sent: %v, syncs: %d)", injected, syncs.Load())
 	}
 	if _, ok, _ := store.GetByKey("default/first"); !ok {
 		t.Fatal("relisted store lacks the pod")
@@ -315,4 +326,26 @@ func TestWatchSemantics(t *testing.T) {
 	if ev.Type != watch.Bookmark || ev.Object.(*corev1.Pod).Annotations[metav1.InitialEventsAnnotationKey] != "true" {
 		t.Fatalf("second: want the initial-events-end bookmark, got %v %v", ev.Type, ev.Object)
 	}
+}
+
+// endAfterInitialEvents passes a streaming list's events through and ends
+// the watch after its initial-events-end bookmark.
+func endAfterInitialEvents(w watch.Interface) watch.Interface {
+	ch := make(chan watch.Event)
+	go func() {
+		defer close(ch)
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			ch <- ev
+			if ev.Type == watch.Bookmark {
+				if p, ok := ev.Object.(*corev1.Pod); ok && p.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
+					// Outlive the reflector's "very short watch" guard, so
+					// that it resumes with a plain watch rather than relists.
+					time.Sleep(1500 * time.Millisecond)
+					return
+				}
+			}
+		}
+	}()
+	return watch.NewProxyWatcher(ch)
 }

@@ -54,6 +54,8 @@ func (q *request) admit(op Operation, obj, old runtime.Object) error {
 		// A stored object is deletable whatever today's rules say of it.
 	case op == Create:
 		errs = validation.ValidateCreate(obj)
+	case q.ri.Subresource == "binding":
+		// The Binding was validated; setting nodeName is its whole point.
 	case q.ri.Subresource == "status":
 		errs = validation.ValidateStatusUpdate(obj, old)
 	default:
@@ -280,12 +282,12 @@ func (q *request) deleteNow(key string, obj runtime.Object, rev int64) (runtime.
 
 // bind is pods/binding: the scheduler's write of spec.nodeName.
 func (q *request) bind() error {
-	data, _, err := q.bodyJSON()
+	data, mt, err := q.body()
 	if err != nil {
 		return err
 	}
 	b := &corev1.Binding{}
-	if err := q.decodeInto(data, b, bindingGVK); err != nil {
+	if err := q.decodeBody(data, mt, b, bindingGVK); err != nil {
 		return err
 	}
 	if err := q.checkNames(&b.ObjectMeta); err != nil {
@@ -295,9 +297,6 @@ func (q *request) bind() error {
 		return apierrors.NewInvalid(bindingGVK.GroupKind(), b.Name, errs)
 	}
 	now := metav1.NewTime(q.s.now())
-	sub := q.ri.Subresource
-	q.ri.Subresource = "" // the binding writes the pod's spec
-	defer func() { q.ri.Subresource = sub }()
 	obj, err := q.mutate(q.ri.Name, func(cur runtime.Object) (runtime.Object, error) {
 		pod := cur.(*corev1.Pod)
 		if b.UID != "" && b.UID != pod.UID {
@@ -342,12 +341,18 @@ func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition) {
 func (q *request) deleteOptions() (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
 	if q.r.ContentLength != 0 && q.r.Body != nil && q.r.Body != http.NoBody {
-		data, _, err := q.bodyJSON()
+		data, mt, err := q.body()
 		if err != nil {
 			return nil, err
 		}
 		// DeleteOptions arrive as v1 or meta.k8s.io/v1; both are the same type.
-		if len(data) > 0 {
+		switch {
+		case len(data) == 0:
+		case mt == protobufType:
+			if _, _, err := protobufCodec.Decode(data, nil, opts); err != nil {
+				return nil, badRequest("the DeleteOptions provided are malformed: %v", err)
+			}
+		default:
 			if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, opts); err != nil {
 				return nil, badRequest("the DeleteOptions provided are malformed: %v", err)
 			}

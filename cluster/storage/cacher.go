@@ -845,7 +845,7 @@ func (w *Watcher) Next(ctx context.Context) (Item, error) {
 			// Every event at or below rv was queued before rv was published;
 			// with the queue empty they have all been delivered.
 			rv := w.c.RV()
-			if len(w.ch) == 0 && rv > w.lastRV {
+			if len(w.ch) == 0 && rv >= w.lastRV {
 				w.lastRV = rv
 				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv)}, nil
 			}

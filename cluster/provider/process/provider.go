@@ -31,7 +31,11 @@ const killWait = 10 * time.Second
 // actors too.
 //
 // A Provider is safe for concurrent use. Up and Down are serialized; Start
-// and Stop of different actors may run concurrently with each other.
+// and Stop of different actors may run concurrently with each other. Across
+// processes, cluster.json is replaced atomically but not locked: Up and Down
+// re-read it, so one process may drive Start and Stop (the chaos engine)
+// while another owns the cluster (a foreground kstep up), but two processes
+// restarting actors at once would overwrite each other's PIDs.
 type Provider struct {
 	cfg Config
 	// binary is the kstep binary new clusters run.
@@ -126,7 +130,7 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 			return
 		}
 		// Tear down with a fresh context: ctx may be why Up failed.
-		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.StopGrace+killWait)
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
 		if derr := p.stopAll(tctx, 2*time.Second); derr != nil {
 			err = errors.Join(err, fmt.Errorf("stopping the partly started cluster: %w", derr))
@@ -180,6 +184,11 @@ func (p *Provider) prepareLocked() (*clusterState, error) {
 			if a := &st.Actors[i]; p.runningLocked(a) {
 				live = append(live, fmt.Sprintf("%s (pid %d)", a.Name, a.PID))
 			}
+		}
+		// A foreground owner that is still alive would stop whatever cluster
+		// the state dir records when it is told to stop, ours included.
+		if !st.Detached && st.Owner.PID != os.Getpid() && processAlive(st.Owner) {
+			live = append(live, fmt.Sprintf("its kstep up (pid %d)", st.Owner.PID))
 		}
 		if len(live) > 0 {
 			return nil, fmt.Errorf("%w in %s: %s still alive; run `kstep down --state-dir %s` first",

@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
@@ -378,4 +379,34 @@ func TestAPIServersReadyAndKubeconfig(t *testing.T) {
 		t.Fatalf("Down: %v", err)
 	}
 	requireGone(t, running)
+}
+
+// TestRealAPIServersServeThroughKubeconfig checks the kubeconfig against the
+// real apiserver with client-go: every context reaches its own apiserver.
+func TestRealAPIServersServeThroughKubeconfig(t *testing.T) {
+	bin := kstepBinary(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	p := newCluster(t, bin, 1, 2)
+	if err := p.Up(ctx); err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	for _, name := range []string{"kstep", "kstep-apiserver-1"} {
+		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+			&clientcmd.ClientConfigLoadingRules{ExplicitPath: p.Kubeconfig()},
+			&clientcmd.ConfigOverrides{CurrentContext: name},
+		).ClientConfig()
+		if err != nil {
+			t.Fatalf("context %q: %v", name, err)
+		}
+		cs, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			t.Fatalf("context %q: %v", name, err)
+		}
+		v, err := cs.Discovery().ServerVersion()
+		if err != nil {
+			t.Fatalf("context %q (%s): GET /version: %v", name, rc.Host, err)
+		}
+		t.Logf("context %q → %s: %s", name, rc.Host, v.GitVersion)
+	}
 }
