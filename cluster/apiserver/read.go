@@ -297,17 +297,42 @@ func (q *request) watch() error {
 	}
 	defer w.Stop()
 	flush()
+	// An idle stream is flushed at once, event by event. A busy one is
+	// flushed at most once per WatchFlushInterval, many events per write:
+	// with a thousand watchers, one syscall per event per watcher is what
+	// the CPU would otherwise spend its time on.
+	interval := q.s.opts.WatchFlushInterval
+	var lastFlush time.Time
+	dirty := false
 	for {
-		it, err := w.Next(ctx)
+		var it storage.Item
+		var got bool
+		if dirty {
+			wait := interval - time.Since(lastFlush)
+			if wait <= 0 {
+				flush()
+				lastFlush, dirty = time.Now(), false
+				continue
+			}
+			it, got, err = w.NextWithin(ctx, wait)
+		} else {
+			it, err = w.Next(ctx)
+			got = err == nil
+		}
 		if err != nil {
 			flush()
 			return nil // timeout, client gone, or closed by the cache: end the stream
 		}
+		if !got {
+			continue // the flush is due
+		}
 		if err := q.writeEvent(bw, out, it); err != nil {
 			return nil
 		}
-		if w.Pending() == 0 {
+		dirty = true
+		if w.Pending() == 0 && time.Since(lastFlush) >= interval {
 			flush()
+			lastFlush, dirty = time.Now(), false
 		}
 	}
 }

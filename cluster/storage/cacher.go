@@ -812,12 +812,24 @@ var ErrWatchClosed = errors.New("watch closed by the watch cache")
 // Next returns the next item, blocking until there is one, a bookmark is
 // due, ctx ends, or the cache closes the watch.
 func (w *Watcher) Next(ctx context.Context) (Item, error) {
+	it, _, err := w.next(ctx, nil)
+	return it, err
+}
+
+// NextWithin is Next with a deadline: ok is false when d passed first.
+func (w *Watcher) NextWithin(ctx context.Context, d time.Duration) (it Item, ok bool, err error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	return w.next(ctx, t.C)
+}
+
+func (w *Watcher) next(ctx context.Context, expire <-chan time.Time) (Item, bool, error) {
 	if len(w.initial) > 0 {
 		it := w.initial[0]
 		w.initial[0] = Item{}
 		w.initial = w.initial[1:]
 		w.lastRV = max(w.lastRV, it.Entry.RV)
-		return it, nil
+		return it, true, nil
 	}
 	var tick <-chan time.Time
 	if w.opts.Bookmarks && w.opts.BookmarkInterval > 0 {
@@ -829,25 +841,27 @@ func (w *Watcher) Next(ctx context.Context) (Item, error) {
 		select {
 		case it := <-w.ch:
 			w.lastRV = max(w.lastRV, it.Entry.RV)
-			return it, nil
+			return it, true, nil
 		case <-w.done:
 			// Deliver what was queued before the close.
 			select {
 			case it := <-w.ch:
 				w.lastRV = max(w.lastRV, it.Entry.RV)
-				return it, nil
+				return it, true, nil
 			default:
 			}
-			return Item{}, ErrWatchClosed
+			return Item{}, false, ErrWatchClosed
 		case <-ctx.Done():
-			return Item{}, ctx.Err()
+			return Item{}, false, ctx.Err()
+		case <-expire:
+			return Item{}, false, nil
 		case <-tick:
 			// Every event at or below rv was queued before rv was published;
 			// with the queue empty they have all been delivered.
 			rv := w.c.RV()
 			if len(w.ch) == 0 && rv >= w.lastRV {
 				w.lastRV = rv
-				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv)}, nil
+				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv)}, true, nil
 			}
 			t := time.NewTimer(w.opts.BookmarkInterval)
 			defer t.Stop()

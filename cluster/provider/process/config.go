@@ -22,6 +22,9 @@ type Config struct {
 	// Detach makes actors outlive the process that started them: they run in
 	// their own sessions. Otherwise they get SIGKILL when it dies.
 	Detach bool
+	// APIServerArgs are extra flags for every `kstep apiserver`
+	// (e.g. --watch-flush-interval=0s), appended after kstep's own.
+	APIServerArgs []string
 	// Etcd tunes every member; zero fields keep `kstep etcd`'s defaults.
 	Etcd EtcdTuning
 	// ReadyTimeout bounds how long Up and Start wait for one actor to become

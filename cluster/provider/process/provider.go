@@ -282,6 +282,7 @@ func (p *Provider) plan(ports []int) []actorState {
 		if b := p.cfg.Etcd.MaxRequestBytes; b != 0 {
 			args = append(args, "--max-request-bytes="+strconv.FormatUint(uint64(b), 10))
 		}
+		args = append(args, p.cfg.APIServerArgs...)
 		actors = append(actors, actorState{
 			Actor: provider.Actor{
 				Name:     name,
