@@ -1,9 +1,3 @@
-// Command kstep is the one kstep binary: it brings clusters up and down,
-// and each actor of a cluster (etcd member, apiserver, ...) is a subcommand
-// of it, so a provider only ever needs this binary.
-//
-// Each subcommand lives in its own file as a newXxxCmd constructor; add it to
-// newRootCmd's list.
 package main
 
 import (

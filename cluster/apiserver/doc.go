@@ -1,0 +1,20 @@
+// Package apiserver is kstep's API server: the one door every actor, kubectl
+// and client-go use, and the only code that reaches etcd (through
+// cluster/storage). It is stateless; any number run side by side.
+//
+// It owns the Kubernetes-compatible HTTP API for the resources of the
+// resources table (resources.go): discovery, OpenAPI, the verbs (create,
+// get, list, watch, update, patch, delete, deletecollection), the status,
+// scale and binding subresources, list and watch semantics (selectors,
+// pagination, resourceVersion matching, bookmarks, streaming lists, 410 for
+// expired versions), content negotiation (JSON, YAML, protobuf bodies,
+// server-side tables), and the write chain of step ①: authentication →
+// authorization → mutating admission → validation → validating admission →
+// storage (chain.go). Every refusal is a metav1.Status and writes nothing.
+//
+// Object state lives in etcd only; the watch caches are derived from it.
+// This package must not run any controller logic (replica counts,
+// scheduling, node health): those belong to the actors that watch it. The
+// one exception, until the namespace controller exists, is emptying a
+// deleted namespace (namespaces.go).
+package apiserver
