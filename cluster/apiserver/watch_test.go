@@ -349,3 +349,62 @@ func endAfterInitialEvents(w watch.Interface) watch.Interface {
 	}()
 	return watch.NewProxyWatcher(ch)
 }
+
+// After etcd compacts, reads and watches from before the compaction get 410
+// Expired: an exact list, and a watch on an apiserver whose cache started
+// after the compaction (its history cannot reach back past it).
+func TestCompactedResourceVersion(t *testing.T) {
+	url, etcdCli := testenv.Etcd(t)
+	api := testenv.StartAPIServer(t, url, nil)
+	cs, _ := kubernetes.NewForConfig(api.Config)
+	ctx := ctxT(t)
+	first, err := cs.CoreV1().Pods("default").Create(ctx, testPod("old"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := cs.CoreV1().Pods("default").Patch(ctx, "old", "application/merge-patch+json", []byte(fmt.Sprintf(`{"metadata":{"labels":{"n":"%d"}}}`, i)), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := strconv.ParseInt(l.ResourceVersion, 10, 64)
+	if _, err := etcdCli.Compact(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{ResourceVersion: first.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Fatalf("exact list at a compacted revision: want 410, got %v", err)
+	}
+	fresh := testenv.StartAPIServer(t, url, nil)
+	cs2, _ := kubernetes.NewForConfig(fresh.Config)
+	w, err := cs2.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{ResourceVersion: first.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ev := <-w.ResultChan()
+	if ev.Type != watch.Error || !apierrors.IsResourceExpired(apierrors.FromObject(ev.Object)) {
+		t.Fatalf("watch from a compacted revision: want ERROR 410, got %v %v", ev.Type, ev.Object)
+	}
+	// A version after the compaction resumes fine on the fresh apiserver.
+	w2, err := cs2.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{ResourceVersion: l.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	if _, err := cs.CoreV1().Pods("default").Patch(ctx, "old", "application/merge-patch+json", []byte(`{"metadata":{"labels":{"n":"after"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w2.ResultChan():
+		if ev.Type != watch.Modified {
+			t.Fatalf("resume after compaction: %v %v", ev.Type, ev.Object)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event after resuming")
+	}
+}
