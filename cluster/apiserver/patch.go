@@ -94,14 +94,7 @@ func (q *request) patch() error {
 		if err := q.checkRV(objectMeta(obj).ResourceVersion, cur, q.ri.Name); err != nil {
 			return nil, err
 		}
-		if q.ri.Subresource == "status" {
-			out := cur.DeepCopyObject()
-			copyField(out, obj, "Status")
-			om, pm := objectMeta(out), objectMeta(obj)
-			om.Labels, om.Annotations = pm.Labels, pm.Annotations
-			return out, nil
-		}
-		return obj, nil
+		return obj, nil // prepareForUpdate keeps what this subresource may not change
 	})
 	if err != nil {
 		return err

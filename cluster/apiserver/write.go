@@ -241,13 +241,7 @@ func (q *request) update() error {
 		if err := q.checkRV(want, cur, q.ri.Name); err != nil {
 			return nil, err
 		}
-		if q.ri.Subresource == "status" {
-			out := cur.DeepCopyObject()
-			copyField(out, body, "Status")
-			bm, om := objectMeta(body), objectMeta(out)
-			om.Labels, om.Annotations = bm.Labels, bm.Annotations
-			return out, nil
-		}
+		// prepareForUpdate keeps what this subresource may not change.
 		return body.DeepCopyObject(), nil
 	})
 	if err != nil {

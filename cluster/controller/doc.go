@@ -1,0 +1,14 @@
+// Package controller holds what every controller of the controller-manager
+// shares: the Context they are built from, the Controller contract, and the
+// expectations that keep a stale cache from causing double creation.
+//
+// Controllers are level-triggered and idempotent: event handlers only turn
+// an event into a key on a rate-limited workqueue; a sync reads the informer
+// caches, compares desired with actual, and writes the difference through
+// the apiserver. A missed event delays, never corrupts. Controllers never
+// talk to each other, to etcd, or to any actor but the apiserver.
+//
+// The controllers themselves live in subpackages (replicaset, deployment,
+// endpoints, nodelifecycle, garbagecollector, namespace, serviceaccount);
+// the manager subpackage runs them under leader election.
+package controller
