@@ -11,8 +11,10 @@ type Role string
 
 // The roles of the actors a provider runs.
 const (
-	RoleEtcd      Role = "etcd"
-	RoleAPIServer Role = "apiserver"
+	RoleEtcd              Role = "etcd"
+	RoleAPIServer         Role = "apiserver"
+	RoleControllerManager Role = "controller-manager"
+	RoleScheduler         Role = "scheduler"
 )
 
 // Actor is one process of a running cluster as a provider sees it.

@@ -38,6 +38,7 @@ are the cluster's actors, which kstep up runs as child processes.`,
 		newDownCmd(),
 		newEtcdCmd(),
 		newAPIServerCmd(),
+		newControllerManagerCmd(),
 	)
 	return root
 }

@@ -34,7 +34,7 @@ func newUpCmd() *cobra.Command {
 	cfg := process.DefaultConfig()
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Start a cluster of child processes: etcd members, then apiservers",
+		Short: "Start a cluster of child processes: etcd, apiservers, controller-managers, schedulers",
 		Long: `Start a cluster on 127.0.0.1: every actor is a child process of this binary.
 In the foreground kstep up waits for SIGINT or SIGTERM, then stops the
 cluster. With --detach it returns once the cluster is ready, printing
@@ -54,8 +54,8 @@ KUBECONFIG=<path> as the last line; "kstep down" stops it.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			fmt.Fprintf(stderr, "kstep: starting %d etcd member(s) and %d apiserver(s) in %s\n",
-				cfg.EtcdMembers, cfg.APIServers, p.StateDir())
+			fmt.Fprintf(stderr, "kstep: starting %d etcd member(s), %d apiserver(s), %d controller-manager(s) and %d scheduler(s) in %s\n",
+				cfg.EtcdMembers, cfg.APIServers, cfg.ControllerManagers, cfg.Schedulers, p.StateDir())
 			if err := p.Up(ctx); err != nil {
 				return fmt.Errorf("up: %w", err)
 			}
@@ -81,6 +81,12 @@ KUBECONFIG=<path> as the last line; "kstep down" stops it.`,
 	f := cmd.Flags()
 	f.IntVar(&cfg.EtcdMembers, "etcd-members", cfg.EtcdMembers, "etcd cluster size: 1, 3, 5 or 7")
 	f.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "number of apiservers (0 runs etcd alone)")
+	f.IntVar(&cfg.ControllerManagers, "controller-managers", cfg.ControllerManagers, "number of controller-managers (one leads)")
+	f.IntVar(&cfg.Schedulers, "schedulers", cfg.Schedulers, "number of schedulers (one leads)")
+	f.StringVar(&cfg.TraceDir, "trace-dir", "", "directory for each actor's step events (<actor>.jsonl)")
+	f.StringSliceVar(&cfg.ControllerManagerArgs, "controller-manager-arg", nil, "extra flag for every controller-manager (repeatable)")
+	f.StringSliceVar(&cfg.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable)")
+	f.StringSliceVar(&cfg.APIServerArgs, "apiserver-arg", nil, "extra flag for every apiserver (repeatable)")
 	f.BoolVarP(&cfg.Detach, "detach", "d", false, "return once the cluster is ready and leave it running")
 	f.StringVar(&cfg.Binary, "kstep-binary", "", "kstep binary the actors run (default: this executable)")
 	f.DurationVar(&cfg.ReadyTimeout, "ready-timeout", cfg.ReadyTimeout, "how long to wait for each actor to become ready")

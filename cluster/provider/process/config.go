@@ -22,6 +22,17 @@ type Config struct {
 	// Detach makes actors outlive the process that started them: they run in
 	// their own sessions. Otherwise they get SIGKILL when it dies.
 	Detach bool
+	// ControllerManagers and Schedulers are how many of each run; one leads
+	// (a Lease), the others stand by. Each talks to apiserver i mod
+	// APIServers through its own kubeconfig.
+	ControllerManagers int
+	Schedulers         int
+	// TraceDir, when set, gets each actor's step events as <actor>.jsonl.
+	TraceDir string
+	// ControllerManagerArgs and SchedulerArgs are extra flags for those
+	// actors, appended after kstep's own.
+	ControllerManagerArgs []string
+	SchedulerArgs         []string
 	// APIServerArgs are extra flags for every `kstep apiserver`
 	// (e.g. --watch-flush-interval=0s), appended after kstep's own.
 	APIServerArgs []string
@@ -52,10 +63,12 @@ type EtcdTuning struct {
 // must still be set.
 func DefaultConfig() Config {
 	return Config{
-		EtcdMembers:  3,
-		APIServers:   2,
-		ReadyTimeout: time.Minute,
-		StopGrace:    10 * time.Second,
+		EtcdMembers:        3,
+		APIServers:         2,
+		ControllerManagers: 2,
+		Schedulers:         2,
+		ReadyTimeout:       time.Minute,
+		StopGrace:          10 * time.Second,
 	}
 }
 
@@ -79,6 +92,10 @@ func (c Config) validateTopology() error {
 			c.EtcdMembers, c.EtcdMembers-1, c.EtcdMembers-1, c.EtcdMembers+1)
 	case c.APIServers < 0:
 		return fmt.Errorf("apiservers: %d is negative", c.APIServers)
+	case c.ControllerManagers < 0 || c.Schedulers < 0:
+		return fmt.Errorf("controller-managers (%d) and schedulers (%d) must not be negative", c.ControllerManagers, c.Schedulers)
+	case c.APIServers == 0 && c.ControllerManagers+c.Schedulers > 0:
+		return fmt.Errorf("controller-managers and schedulers need an apiserver: set apiservers ≥ 1 or run them with 0")
 	}
 	return nil
 }

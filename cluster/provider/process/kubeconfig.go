@@ -36,3 +36,18 @@ func kubeconfigFor(apiservers []actorState) *clientcmdapi.Config {
 	}
 	return c
 }
+
+// actorKubeconfig is one actor's kubeconfig: its own user entry (named after
+// the actor) on one apiserver.
+func actorKubeconfig(actor string, apiserver actorState) *clientcmdapi.Config {
+	c := clientcmdapi.NewConfig()
+	c.AuthInfos[actor] = clientcmdapi.NewAuthInfo()
+	cl := clientcmdapi.NewCluster()
+	cl.Server = apiserver.Endpoint
+	c.Clusters[apiserver.Name] = cl
+	ctx := clientcmdapi.NewContext()
+	ctx.Cluster, ctx.AuthInfo = apiserver.Name, actor
+	c.Contexts[actor] = ctx
+	c.CurrentContext = actor
+	return c
+}

@@ -143,16 +143,27 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 		p.mu.Unlock()
 	}()
 
-	etcd, apiservers := byRole(st.Actors)
-	if err := p.startAll(ctx, etcd); err != nil {
+	roles := byRole(st.Actors)
+	if err := p.startAll(ctx, roles[provider.RoleEtcd]); err != nil {
 		return err
 	}
-	if err := p.startAll(ctx, apiservers); err != nil {
+	if err := p.startAll(ctx, roles[provider.RoleAPIServer]); err != nil {
 		return err
 	}
-	if len(apiservers) == 0 {
+	if len(roles[provider.RoleAPIServer]) == 0 {
 		return nil
 	}
+	if err := p.writeKubeconfigs(); err != nil {
+		return err
+	}
+	// The leader-elected actors need the apiservers, not each other.
+	return p.startAll(ctx, append(roles[provider.RoleControllerManager], roles[provider.RoleScheduler]...))
+}
+
+// writeKubeconfigs writes the admin kubeconfig (a context per apiserver)
+// and one kubeconfig per actor that talks to the apiserver, so each actor
+// has an identity of its own (client certificates come with TLS).
+func (p *Provider) writeKubeconfigs() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var servers []actorState
@@ -166,6 +177,20 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 		return fmt.Errorf("write kubeconfig %s: %w", path, err)
 	}
 	p.st.Kubeconfig = path
+	index := map[provider.Role]int{}
+	for _, a := range p.st.Actors {
+		if a.Kubeconfig == "" {
+			continue
+		}
+		server := servers[index[a.Role]%len(servers)]
+		index[a.Role]++
+		if err := os.MkdirAll(filepath.Dir(a.Kubeconfig), 0o755); err != nil {
+			return fmt.Errorf("kubeconfig dir: %w", err)
+		}
+		if err := clientcmd.WriteToFile(*actorKubeconfig(a.Name, server), a.Kubeconfig); err != nil {
+			return fmt.Errorf("write kubeconfig %s: %w", a.Kubeconfig, err)
+		}
+	}
 	return saveState(p.cfg.StateDir, p.st)
 }
 
@@ -209,7 +234,7 @@ func (p *Provider) prepareLocked() (*clusterState, error) {
 	if err := os.Remove(filepath.Join(dir, "kubeconfig")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("remove old kubeconfig: %w", err)
 	}
-	ports, err := freePorts(2*p.cfg.EtcdMembers + p.cfg.APIServers)
+	ports, err := freePorts(2*p.cfg.EtcdMembers + p.cfg.APIServers + p.cfg.ControllerManagers + p.cfg.Schedulers)
 	if err != nil {
 		return nil, err
 	}
@@ -295,6 +320,38 @@ func (p *Provider) plan(ports []int) []actorState {
 			ReadyURL: local(port) + "/readyz",
 		})
 	}
+	next := 2*n + p.cfg.APIServers
+	leaderElected := func(role provider.Role, count int, extra []string) {
+		for i := range count {
+			name := fmt.Sprintf("%s-%d", role, i)
+			port := ports[next]
+			next++
+			kc := filepath.Join(dir, "kubeconfigs", name+".kubeconfig")
+			args := []string{
+				string(role),
+				"--name=" + name,
+				"--kubeconfig=" + kc,
+				"--metrics-listen=127.0.0.1:" + strconv.Itoa(port),
+			}
+			if p.cfg.TraceDir != "" {
+				args = append(args, "--trace-file="+filepath.Join(p.cfg.TraceDir, name+".jsonl"))
+			}
+			actors = append(actors, actorState{
+				Actor: provider.Actor{
+					Name:     name,
+					Role:     role,
+					Endpoint: local(port),
+					LogPath:  filepath.Join(dir, "logs", name+".log"),
+				},
+				Args:       append(args, extra...),
+				Ports:      map[string]int{"metrics": port},
+				ReadyURL:   local(port) + "/healthz",
+				Kubeconfig: kc,
+			})
+		}
+	}
+	leaderElected(provider.RoleControllerManager, p.cfg.ControllerManagers, p.cfg.ControllerManagerArgs)
+	leaderElected(provider.RoleScheduler, p.cfg.Schedulers, p.cfg.SchedulerArgs)
 	return actors
 }
 
@@ -601,8 +658,8 @@ func (p *Provider) Down(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// stopAll stops apiservers, then etcd members, so no apiserver outlives its
-// store.
+// stopAll stops the apiserver's clients, then apiservers, then etcd
+// members, so no apiserver outlives its store.
 //
 // Apiservers stop together. Etcd members stop one at a time, last first: a
 // leader that gets SIGTERM hands leadership to a follower before it exits,
@@ -610,13 +667,16 @@ func (p *Provider) Down(ctx context.Context) error {
 // times out (about seven seconds); one at a time it takes milliseconds.
 func (p *Provider) stopAll(ctx context.Context, grace time.Duration) error {
 	p.mu.Lock()
-	var etcd, apiservers []string
+	var roles map[provider.Role][]string
 	if p.st != nil {
-		etcd, apiservers = byRole(p.st.Actors)
+		roles = byRole(p.st.Actors)
 	}
 	p.mu.Unlock()
-	errs := []error{p.stopGroup(ctx, apiservers, grace)}
-	for _, name := range slices.Backward(etcd) {
+	// The apiserver's clients go first, so none of them logs the
+	// apiserver's disappearance as a failure.
+	clients := append(append([]string(nil), roles[provider.RoleControllerManager]...), roles[provider.RoleScheduler]...)
+	errs := []error{p.stopGroup(ctx, clients, grace), p.stopGroup(ctx, roles[provider.RoleAPIServer], grace)}
+	for _, name := range slices.Backward(roles[provider.RoleEtcd]) {
 		errs = append(errs, p.stopGroup(ctx, []string{name}, grace))
 	}
 	return errors.Join(errs...)
@@ -740,15 +800,11 @@ func (p *Provider) Purge() error {
 	return nil
 }
 
-// byRole splits actors into etcd members and apiservers, each in order.
-func byRole(actors []actorState) (etcd, apiservers []string) {
+// byRole groups actor names by role, each group in order.
+func byRole(actors []actorState) map[provider.Role][]string {
+	out := map[provider.Role][]string{}
 	for _, a := range actors {
-		switch a.Role {
-		case provider.RoleEtcd:
-			etcd = append(etcd, a.Name)
-		case provider.RoleAPIServer:
-			apiservers = append(apiservers, a.Name)
-		}
+		out[a.Role] = append(out[a.Role], a.Name)
 	}
-	return etcd, apiservers
+	return out
 }

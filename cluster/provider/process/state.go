@@ -51,6 +51,9 @@ type actorState struct {
 	DataDir string `json:"dataDir,omitempty"`
 	// ReadyURL answers 200 when the actor is ready.
 	ReadyURL string `json:"readyURL"`
+	// Kubeconfig is the actor's own kubeconfig, for actors that are
+	// apiserver clients.
+	Kubeconfig string `json:"kubeconfig,omitempty"`
 }
 
 func (s *clusterState) actor(name string) (*actorState, error) {

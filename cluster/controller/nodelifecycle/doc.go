@@ -1,0 +1,15 @@
+// Package nodelifecycle watches node heartbeats and acts when a node stops
+// sending them: a node whose Lease (kube-node-lease/<node>) has not been
+// renewed within the grace period gets Ready=Unknown and the
+// node.kubernetes.io/unreachable:NoExecute taint (not-ready:NoExecute when a
+// kubelet reports Ready=False); pods on a NoExecute-tainted node are deleted
+// once their toleration of the taint runs out, so their controllers replace
+// them on healthy nodes. Taints come off when the node reports Ready again.
+//
+// Its decisions (which node is stale, which taints a node needs, when a pod
+// must go) are pure functions of the objects and the clock; the controller
+// only reads caches and writes the results through the apiserver.
+//
+// It must not schedule, create pods, or touch the kubelet's own status
+// fields other than the Ready condition it declares Unknown.
+package nodelifecycle
