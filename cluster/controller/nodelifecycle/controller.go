@@ -36,10 +36,10 @@ type Controller struct {
 func New(c *controller.Context) controller.Controller {
 	n := c.Informers.Core().V1().Nodes()
 	l := c.Informers.Coordination().V1().Leases()
-	p := c.Informers.Core().V1().Pods()
+	p := c.PodInformer()
 	return &Controller{
-		client: c.Client, nodes: n.Lister(), leases: l.Lister(), pods: p.Lister(),
-		synced:   []cache.InformerSynced{n.Informer().HasSynced, l.Informer().HasSynced, p.Informer().HasSynced},
+		client: c.Client, nodes: n.Lister(), leases: l.Lister(), pods: corelisters.NewPodLister(p.GetIndexer()),
+		synced:   []cache.InformerSynced{n.Informer().HasSynced, l.Informer().HasSynced, p.HasSynced},
 		recorder: c.Recorder, log: c.Log.With("controller", "nodelifecycle"), now: c.Now, opts: c.Options,
 	}
 }

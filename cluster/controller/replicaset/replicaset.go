@@ -12,10 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -57,12 +54,9 @@ var _ controller.Controller = &Controller{}
 // New builds the controller on the context's informers.
 func New(c *controller.Context) controller.Controller {
 	rsInf := c.Informers.Apps().V1().ReplicaSets()
-	podInf := c.Informers.Core().V1().Pods().Informer()
-	if d := c.Options.PodWatchDelay; d > 0 {
-		// Failpoint: every pod event reaches the cache d late, as through a
-		// slow watch. Expectations must keep the controller from acting on it.
-		podInf = delayedPodInformer(c.Informers, c.Client, d)
-	}
+	// With the slow-watch failpoint on, every pod event reaches this cache
+	// late; expectations must keep the controller from acting on it.
+	podInf := c.PodInformer()
 	r := &Controller{
 		client:   c.Client,
 		rsLister: rsInf.Lister(),
@@ -265,55 +259,3 @@ func (r *Controller) deletePod(obj any) {
 	}
 	r.queue.Add(key)
 }
-
-// delayedPodInformer is the factory's pod informer, built on a watch that
-// delivers every event late.
-func delayedPodInformer(f informers.SharedInformerFactory, client kubernetes.Interface, delay time.Duration) cache.SharedIndexInformer {
-	return f.InformerFor(&corev1.Pod{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
-		lw := &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return client.CoreV1().Pods("").List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				w, err := client.CoreV1().Pods("").Watch(ctx, o)
-				if err != nil {
-					return nil, err
-				}
-				return delayWatch(w, delay), nil
-			},
-		}
-		return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	})
-}
-
-// delayWatch passes w's events on, each d after it arrived, in order.
-func delayWatch(w watch.Interface, d time.Duration) watch.Interface {
-	type due struct {
-		ev watch.Event
-		at time.Time
-	}
-	in := make(chan due, 4096)
-	ch := make(chan watch.Event)
-	go func() {
-		defer close(in)
-		for ev := range w.ResultChan() {
-			in <- due{ev, time.Now().Add(d)}
-		}
-	}()
-	go func() {
-		defer close(ch)
-		for x := range in {
-			time.Sleep(time.Until(x.at))
-			ch <- x.ev
-		}
-	}()
-	return &proxy{w: w, ch: ch}
-}
-
-type proxy struct {
-	w  watch.Interface
-	ch chan watch.Event
-}
-
-func (p *proxy) Stop()                          { p.w.Stop() }
-func (p *proxy) ResultChan() <-chan watch.Event { return p.ch }
