@@ -129,6 +129,8 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 			case "binding":
 				ar.Kind = bindingGVK.Kind
 				ar.Verbs = []string{"create"}
+			case "finalize":
+				ar.Verbs = []string{"update"}
 			}
 			out.APIResources = append(out.APIResources, ar)
 		}
@@ -147,6 +149,8 @@ func openapiResource(r *resource) openapi.Resource {
 			o.Subresources = append(o.Subresources, openapi.Subresource{Name: sub, GVK: scaleGVK, Verbs: []string{"get", "patch", "update"}})
 		case "binding":
 			o.Subresources = append(o.Subresources, openapi.Subresource{Name: sub, GVK: bindingGVK, Verbs: []string{"create"}})
+		case "finalize":
+			o.Subresources = append(o.Subresources, openapi.Subresource{Name: sub, GVK: r.gvk(), Verbs: []string{"update"}})
 		}
 	}
 	return o

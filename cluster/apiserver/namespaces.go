@@ -76,52 +76,9 @@ func (s *Server) namespaceWritable(ctx context.Context, name string) error {
 	return nil
 }
 
-// finalizeNamespaces empties namespaces being deleted and then removes them.
-// It follows the namespace watch cache; every apiserver runs it and the
-// deletes are idempotent.
-func (s *Server) finalizeNamespaces(ctx context.Context) {
-	ns := s.namespaces()
-	c := s.cacher(ns)
-	select {
-	case <-c.Ready():
-	case <-ctx.Done():
-		return
-	}
-	for ctx.Err() == nil {
-		entries, _, err := c.List(ctx, 0, storage.Filter{})
-		if err == nil {
-			for _, e := range entries {
-				n := e.Object.(*corev1.Namespace)
-				if n.DeletionTimestamp == nil {
-					continue
-				}
-				if err := s.emptyNamespace(ctx, n); err != nil {
-					s.log.Warn("finalizing namespace", "namespace", n.Name, "err", err)
-				}
-			}
-		}
-		sleep(ctx, 500*time.Millisecond)
-	}
-}
-
-func (s *Server) emptyNamespace(ctx context.Context, n *corev1.Namespace) error {
-	for _, r := range s.resources {
-		if !r.namespaced || r.storage != nil {
-			continue
-		}
-		if _, err := s.store.DeletePrefix(ctx, r.prefix(n.Name)); err != nil {
-			return err
-		}
-	}
-	ns := s.namespaces()
-	_, _, err := s.store.Delete(ctx, ns.key("", n.Name), mustRV(n.ResourceVersion))
-	if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrConflict) {
-		return nil // gone, or changed: the next pass sees it again
-	}
-	return err
-}
-
-func mustRV(s string) int64 {
-	n, _ := parseRV(s)
-	return n
+// namespaceFinalized reports whether a Namespace being deleted may go:
+// nothing holds it, neither an object finalizer nor a spec finalizer (the
+// namespace controller removes "kubernetes" once the namespace is empty).
+func namespaceFinalized(ns *corev1.Namespace) bool {
+	return len(ns.Finalizers) == 0 && len(ns.Spec.Finalizers) == 0
 }

@@ -34,6 +34,9 @@ type resource struct {
 	scale bool
 	// binding: pods/binding, the scheduler's write.
 	binding bool
+	// finalize: namespaces/finalize, the namespace controller's write of
+	// spec.finalizers (the only way to change them).
+	finalize bool
 	// fields returns the resource-specific selectable fields.
 	fields func(obj runtime.Object) fields.Set
 	// indexField is the field watchers select on exactly often enough to be
@@ -92,6 +95,9 @@ func (r *resource) subresources() []string {
 	}
 	if r.binding {
 		s = append(s, "binding")
+	}
+	if r.finalize {
+		s = append(s, "finalize")
 	}
 	return s
 }
@@ -156,7 +162,7 @@ func resources() []*resource {
 	coreEvents := &resource{gvr: corev1.SchemeGroupVersion.WithResource("events"), kind: "Event", namespaced: true, shortNames: []string{"ev"},
 		newObj: func() runtime.Object { return &corev1.Event{} }, newList: func() runtime.Object { return &corev1.EventList{} }, fields: eventFields}
 	rs := []*resource{
-		{gvr: corev1.SchemeGroupVersion.WithResource("namespaces"), kind: "Namespace", shortNames: []string{"ns"}, status: true,
+		{gvr: corev1.SchemeGroupVersion.WithResource("namespaces"), kind: "Namespace", shortNames: []string{"ns"}, status: true, finalize: true,
 			newObj: func() runtime.Object { return &corev1.Namespace{} }, newList: func() runtime.Object { return &corev1.NamespaceList{} }, fields: namespaceFields},
 		{gvr: corev1.SchemeGroupVersion.WithResource("pods"), kind: "Pod", namespaced: true, shortNames: []string{"po"}, categories: []string{"all"},
 			status: true, binding: true, indexField: "spec.nodeName",

@@ -133,7 +133,6 @@ func (s *Server) Start(ctx context.Context) {
 		go c.Run(ctx)
 	}
 	go s.bootstrap(ctx)
-	go s.finalizeNamespaces(ctx)
 }
 
 // Ready reports whether etcd answers and every watch cache is primed.

@@ -118,6 +118,18 @@ func prepareForUpdate(r *resource, obj, old runtime.Object, sub string) {
 	if svc, ok := obj.(*corev1.Service); ok {
 		keepAllocatedIPs(svc, old.(*corev1.Service))
 	}
+	if ns, ok := obj.(*corev1.Namespace); ok {
+		// spec.finalizers change only through namespaces/finalize, and
+		// finalize changes nothing else.
+		oldNS := old.(*corev1.Namespace)
+		if sub == "finalize" {
+			fin := ns.Spec.Finalizers
+			oldNS.DeepCopyInto(ns)
+			ns.Spec.Finalizers = fin
+			return
+		}
+		ns.Spec.Finalizers = oldNS.Spec.Finalizers
+	}
 	switch sub {
 	case "binding":
 		// pods/binding sets spec.nodeName and the PodScheduled condition.

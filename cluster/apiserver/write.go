@@ -169,14 +169,19 @@ func (q *request) mutate(name string, fn func(cur runtime.Object) (runtime.Objec
 			return nil, err
 		}
 		obj = q.toStorage(obj)
+		if uid := objectMeta(obj).UID; uid != "" && uid != objectMeta(old).UID {
+			return nil, apierrors.NewConflict(q.gr(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, objectMeta(old).UID))
+		}
 		prepareForUpdate(sr, obj, old, q.ri.Subresource)
 		if err := q.admit(Update, q.fromStorage(obj), q.fromStorage(old)); err != nil {
 			return nil, err
 		}
 		m := objectMeta(obj)
 		if m.DeletionTimestamp != nil && len(m.Finalizers) == 0 && !gracefulPending(obj) {
-			// The last finalizer is gone: the object goes now.
-			return q.deleteNow(key, obj, curRev)
+			if ns, ok := obj.(*corev1.Namespace); !ok || namespaceFinalized(ns) {
+				// The last finalizer is gone: the object goes now.
+				return q.deleteNow(key, obj, curRev)
+			}
 		}
 		if semanticallyEqual(obj, old) {
 			return q.fromStorage(old), nil
@@ -479,8 +484,12 @@ func (q *request) markForDeletion(obj runtime.Object, opts *metav1.DeleteOptions
 		}
 	}
 	if ns, ok := obj.(*corev1.Namespace); ok {
+		if namespaceFinalized(ns) {
+			return false
+		}
 		// A namespace is emptied before it goes: phase Terminating, and the
-		// namespace finalizer does the rest.
+		// namespace controller removes the "kubernetes" finalizer once it
+		// is empty.
 		ns.Status.Phase = corev1.NamespaceTerminating
 		if m.DeletionTimestamp == nil {
 			t := metav1.NewTime(now)

@@ -578,8 +578,10 @@ func (c *Cacher) WaitFor(ctx context.Context, rev int64) error {
 			return nil
 		}
 		// Revisions of other resources advance only through progress
-		// notifications; ask for one rather than wait for the ticker.
-		_ = c.store.Client().RequestProgress(ctx)
+		// notifications; ask for one rather than wait for the ticker. etcd's
+		// client finds the watch stream by the context's metadata, so the
+		// request must carry the cache watch's (require-leader).
+		_ = c.store.Client().RequestProgress(clientv3.WithRequireLeader(ctx))
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for %s cache to reach %d (at %d): %w", c.cfg.Resource, rev, cur, ErrTooLarge)

@@ -39,6 +39,11 @@ are the cluster's actors, which kstep up runs as child processes.`,
 		newEtcdCmd(),
 		newAPIServerCmd(),
 		newControllerManagerCmd(),
+		newKubeletCmd(),
+		newHollowNodesCmd(),
+		newRegistryCmd(),
+		newNodeCmd(),
+		newSchedulerCmd(),
 	)
 	return root
 }

@@ -74,14 +74,16 @@ func logs(dir string) string {
 	return b.String()
 }
 
-// upProvider brings a cluster up through the process provider library, for
-// tests that kill and restart actors.
+// upProvider brings up etcd and apiservers only (no actor writes on its own)
+// through the process provider library, for tests that kill and restart
+// apiservers.
 func upProvider(t *testing.T, apiservers int) *process.Provider {
 	t.Helper()
 	cfg := process.DefaultConfig()
 	cfg.Binary = binary(t)
 	cfg.StateDir = t.TempDir()
 	cfg.APIServers = apiservers
+	cfg.ControllerManagers, cfg.Schedulers = 0, 0
 	p, err := process.New(cfg)
 	if err != nil {
 		t.Fatal(err)

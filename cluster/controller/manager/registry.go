@@ -3,13 +3,21 @@ package manager
 import (
 	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/controller/deployment"
+	"github.com/kstep-dev/kstep/cluster/controller/endpoints"
+	"github.com/kstep-dev/kstep/cluster/controller/garbagecollector"
+	"github.com/kstep-dev/kstep/cluster/controller/namespace"
 	"github.com/kstep-dev/kstep/cluster/controller/nodelifecycle"
 	"github.com/kstep-dev/kstep/cluster/controller/replicaset"
+	"github.com/kstep-dev/kstep/cluster/controller/serviceaccount"
 )
 
 // registry is every controller the manager can run, by name.
 var registry = map[string]func(*controller.Context) controller.Controller{
-	"deployment":    deployment.New,
-	"replicaset":    replicaset.New,
-	"nodelifecycle": nodelifecycle.New,
+	"deployment":       deployment.New,
+	"endpoints":        endpoints.New,
+	"garbagecollector": garbagecollector.New,
+	"namespace":        namespace.New,
+	"serviceaccount":   serviceaccount.New,
+	"replicaset":       replicaset.New,
+	"nodelifecycle":    nodelifecycle.New,
 }

@@ -1,0 +1,191 @@
+package endpoints
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/controller"
+	"github.com/kstep-dev/kstep/cluster/trace"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Controller is the Endpoints controller. Its queue's keys are Service
+// keys (namespace/name), which are also the Endpoints' keys.
+type Controller struct {
+	client    kubernetes.Interface
+	services  corelisters.ServiceLister
+	pods      corelisters.PodLister
+	endpoints corelisters.EndpointsLister
+	synced    []cache.InformerSynced
+	queue     workqueue.TypedRateLimitingInterface[string]
+	recorder  record.EventRecorder
+	tracer    *trace.Tracer
+	log       *slog.Logger
+	now       func() time.Time
+	workers   int
+
+	// syncHandler is a field so tests can wrap it.
+	syncHandler func(ctx context.Context, key string) error
+}
+
+var _ controller.Controller = &Controller{}
+
+// New builds the controller on the context's Service, Pod and Endpoints
+// informers.
+func New(c *controller.Context) controller.Controller {
+	svcInf := c.Informers.Core().V1().Services()
+	podInf := c.PodInformer()
+	epInf := c.Informers.Core().V1().Endpoints()
+	now := c.Now
+	if now == nil {
+		now = time.Now
+	}
+	e := &Controller{
+		client:    c.Client,
+		services:  svcInf.Lister(),
+		pods:      corelisters.NewPodLister(podInf.GetIndexer()),
+		endpoints: epInf.Lister(),
+		synced:    []cache.InformerSynced{svcInf.Informer().HasSynced, podInf.HasSynced, epInf.Informer().HasSynced},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoints"}),
+		recorder: c.Recorder,
+		tracer:   c.Tracer,
+		log:      c.Log.With("controller", "endpoints"),
+		now:      now,
+		workers:  max(1, c.Options.Workers),
+	}
+	e.syncHandler = e.sync
+	_, _ = svcInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    e.enqueue,
+		UpdateFunc: func(_, cur any) { e.enqueue(cur) },
+		DeleteFunc: e.enqueue,
+	})
+	_, _ = podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    e.addPod,
+		UpdateFunc: e.updatePod,
+		DeleteFunc: e.deletePod,
+	})
+	// An Endpoints object changed or deleted by anyone else is put back;
+	// one left over from a Service deleted while no controller ran is
+	// found at start (its add) and removed.
+	_, _ = epInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    e.enqueue,
+		UpdateFunc: func(_, cur any) { e.enqueue(cur) },
+		DeleteFunc: e.enqueue,
+	})
+	return e
+}
+
+// Name implements controller.Controller.
+func (e *Controller) Name() string { return "endpoints" }
+
+// Run syncs until ctx ends.
+func (e *Controller) Run(ctx context.Context) {
+	defer utilruntime.HandleCrash()
+	defer e.queue.ShutDown()
+	if !cache.WaitForCacheSync(ctx.Done(), e.synced...) {
+		return
+	}
+	var wg sync.WaitGroup
+	for range e.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e.processNext(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	e.queue.ShutDown()
+	wg.Wait()
+}
+
+func (e *Controller) processNext(ctx context.Context) bool {
+	key, quit := e.queue.Get()
+	if quit {
+		return false
+	}
+	defer e.queue.Done(key)
+	err := e.syncHandler(ctx, key)
+	switch {
+	case err == nil:
+		e.queue.Forget(key)
+	case ctx.Err() != nil:
+	default:
+		e.log.Debug("sync failed, requeued", "key", key, "err", err)
+		e.queue.AddRateLimited(key)
+	}
+	return true
+}
+
+func (e *Controller) enqueue(obj any) {
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		e.queue.Add(key)
+	}
+}
+
+// enqueueServicesOf enqueues every Service in the pod's namespace whose
+// selector matches the pod.
+func (e *Controller) enqueueServicesOf(pod *corev1.Pod) {
+	svcs, err := e.services.Services(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	set := labels.Set(pod.Labels)
+	for _, svc := range svcs {
+		if len(svc.Spec.Selector) > 0 && labels.SelectorFromValidatedSet(svc.Spec.Selector).Matches(set) {
+			e.queue.Add(svc.Namespace + "/" + svc.Name)
+		}
+	}
+}
+
+func (e *Controller) addPod(obj any) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		e.enqueueServicesOf(pod)
+	}
+}
+
+func (e *Controller) updatePod(old, cur any) {
+	o, c := old.(*corev1.Pod), cur.(*corev1.Pod)
+	if o.ResourceVersion == c.ResourceVersion {
+		return
+	}
+	if !labels.Equals(o.Labels, c.Labels) {
+		e.enqueueServicesOf(o)
+		e.enqueueServicesOf(c)
+		return
+	}
+	if endpointChanged(o, c) {
+		e.enqueueServicesOf(c)
+	}
+}
+
+func (e *Controller) deletePod(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if pod, ok := obj.(*corev1.Pod); ok {
+		e.enqueueServicesOf(pod)
+	}
+}
+
+// endpointChanged reports a change of what Endpoints say about a pod.
+func endpointChanged(o, c *corev1.Pod) bool {
+	return o.Status.PodIP != c.Status.PodIP ||
+		!slices.Equal(o.Status.PodIPs, c.Status.PodIPs) ||
+		o.Spec.NodeName != c.Spec.NodeName ||
+		podReady(o) != podReady(c) ||
+		(o.DeletionTimestamp == nil) != (c.DeletionTimestamp == nil) ||
+		o.Status.Phase != c.Status.Phase ||
+		o.Spec.Hostname != c.Spec.Hostname || o.Spec.Subdomain != c.Spec.Subdomain
+}

@@ -1,0 +1,95 @@
+package garbagecollector
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// kubectl's three cascades, as a user types them, against the collector.
+func TestKubectlCascades(t *testing.T) {
+	bin, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl not on PATH")
+	}
+	c := startCluster(t)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: kstep, cluster: {server: %q}}]
+users: [{name: admin, user: {}}]
+contexts: [{name: kstep, context: {cluster: kstep, user: admin}}]
+current-context: kstep
+`, c.api.URL)
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	ns := c.namespace(t)
+	podsOf := func(name string) int {
+		l, err := c.cs.CoreV1().Pods(ns).List(c.ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, p := range l.Items {
+			if strings.HasPrefix(p.Name, name+"-") {
+				n++
+			}
+		}
+		return n
+	}
+
+	t.Run("default cascade: pods go", func(t *testing.T) {
+		rs := c.replicaSet(t, ns, "bg")
+		c.pods(t, ns, "bg", 2, nil, ownedBy(rs, "ReplicaSet"))
+		kubectl("delete", "rs", "bg", "-n", ns)
+		eventually(t, 20*time.Second, "pods gone", func() (bool, error) { return podsOf("bg") == 0, nil })
+	})
+
+	t.Run("--cascade=orphan: pods stay without ownerReference", func(t *testing.T) {
+		rs := c.replicaSet(t, ns, "orph")
+		c.pods(t, ns, "orph", 2, nil, ownedBy(rs, "ReplicaSet"))
+		kubectl("delete", "rs", "orph", "-n", ns, "--cascade=orphan")
+		out := kubectl("get", "pods", "-n", ns, "-o", "jsonpath={range .items[*]}{.metadata.name}={.metadata.ownerReferences}{\"\\n\"}{end}")
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if strings.HasPrefix(line, "orph-") && !strings.HasSuffix(line, "=") {
+				t.Errorf("pod still owned: %s", line)
+			}
+		}
+		consistently(t, time.Second, "orphans alive", func() (bool, error) {
+			n := podsOf("orph")
+			return n == 2, fmt.Errorf("%d orphaned pods, want 2", n)
+		})
+	})
+
+	t.Run("--cascade=foreground: the ReplicaSet waits for its pods", func(t *testing.T) {
+		rs := c.replicaSet(t, ns, "fg")
+		held := c.pods(t, ns, "fg", 1, []string{"kstep.dev/test-hold"}, ownedBy(rs, "ReplicaSet"))[0]
+		kubectl("delete", "rs", "fg", "-n", ns, "--cascade=foreground", "--wait=false")
+		time.Sleep(time.Second)
+		out := kubectl("get", "rs", "fg", "-n", ns, "-o", "jsonpath={.metadata.finalizers}")
+		if !strings.Contains(out, metav1.FinalizerDeleteDependents) {
+			t.Fatalf("replicaset finalizers %q, want it waiting on foregroundDeletion", out)
+		}
+		release(t, c, ns, held.Name)
+		kubectl("wait", "--for=delete", "rs/fg", "-n", ns, "--timeout=20s")
+		if n := podsOf("fg"); n != 0 {
+			t.Fatalf("pods left: %d", n)
+		}
+	})
+}

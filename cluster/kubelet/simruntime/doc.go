@@ -1,0 +1,34 @@
+// Package simruntime is a hollow node's container runtime: CRI's
+// RuntimeService and ImageService (runtimeapi.RuntimeServiceServer and
+// ImageServiceServer) implemented in memory, driven by the unchanged
+// kubelet through cri.InProcess.
+//
+// Behaviour comes from a small Config (YAML or JSON, or the built-in
+// profiles zero, realistic and flaky):
+//
+//	latency:                      # per CRI method; "*" for the rest
+//	  RunPodSandbox: {dist: lognormal, median: 335ms, sigma: 0.25}
+//	  PullImage:     {dist: uniform, min: 200ms, max: 2s}
+//	  "*":           {dist: fixed, value: 1ms}
+//	failures:                     # fraction of calls failing (Unavailable)
+//	  StartContainer: 0.02
+//	startDelay: {dist: fixed, value: 500ms}   # until probes pass
+//	seed: 1
+//
+// Pod IPs come from the node's range (NodeCIDR: a /24 of 240.0.0.0/4,
+// reserved and routed nowhere); the range's first host address is the
+// node's. A started container's HTTP, TCP and exec probes pass once its
+// start delay is over (the container's START_DELAY environment variable,
+// which the real workload image also honours, overrides the model). More
+// environment variables model an application's misbehaviour:
+// SIM_EXIT_AFTER (it exits by itself, with SIM_EXIT_CODE, default 0) and
+// SIM_UNHEALTHY_AFTER (its probes fail from then on). An image tagged
+// "missing" cannot be pulled.
+//
+// Like containerd it refuses a second sandbox of the same pod and attempt,
+// and containers of images not pulled; calls are counted (Calls) and
+// sandboxes counted by state (Sandboxes) for tests.
+//
+// It owns its in-memory state only. It must not reach the network, the
+// apiserver, or the host.
+package simruntime

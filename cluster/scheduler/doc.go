@@ -1,0 +1,42 @@
+// Package scheduler is kstep's scheduler (steps ④ and ⑤): it watches the
+// pods nobody has placed, chooses a node for each, and binds them through
+// pods/binding — a write to the apiserver, like every actor's.
+//
+// Shape, after kube-scheduler:
+//
+//	informers ──▶ queue (activeQ │ backoffQ │ unschedulable pool)
+//	    │                 │ Pop
+//	    └──▶ cache ──▶ snapshot ──▶ cycle: PreFilter → Filter (parallel over
+//	                                nodes) → PreScore → Score → select →
+//	                                assume in the cache → Reserve
+//	                                      │
+//	                                      └──▶ binding (async, bounded):
+//	                                           Bind → confirm or forget
+//
+//   - Three informers, fresh each term of leadership: pending pods
+//     (spec.nodeName empty, this scheduler's name, not finished), assigned
+//     pods (for the cache) and nodes. Handlers only record into the queue
+//     and the cache.
+//   - The scheduling cycle runs on one goroutine over an immutable snapshot
+//     with an injected clock and random source; Filter and Score fan out
+//     to a bounded parallelizer and come back in a deterministic order, so
+//     the cycle is a pure function of its inputs and is unit-tested
+//     without an apiserver (schedule_one_test.go).
+//   - A chosen pod is assumed in the cache at once, so the next cycle sees
+//     its resources used while the binding is in flight; a failed binding
+//     forgets it and requeues the pod with backoff; an unconfirmed one
+//     expires after AssumeTTL.
+//   - FailedScheduling and Scheduled Events (client-go's record) and the
+//     PodScheduled=False condition tell users why a pod waits; step events
+//     pod.observed.scheduler, pod.scheduled and pod.bound go to the tracer.
+//   - RunElected runs all of it only while holding the Lease
+//     kube-system/kstep-scheduler (cluster/leader); losing it cancels the
+//     term's context, and no binding starts after that.
+//
+// Subpackages: framework (the plugin contract and runtime), plugins (the
+// registry and one package per plugin), queue, cache, config.
+//
+// It must not touch etcd, the apiserver's internals, or any other actor:
+// everything it knows comes from watches, everything it does is a write to
+// the apiserver.
+package scheduler

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/kstep-dev/kstep/cluster/kubelet"
+	"github.com/kstep-dev/kstep/cluster/kubelet/cri"
+	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
+	"github.com/kstep-dev/kstep/cluster/trace"
+)
+
+// nodeFlags are the flags a kubelet and hollow-nodes share.
+type nodeFlags struct {
+	cpu, memory    string
+	maxPods        int64
+	labels         map[string]string
+	taints         []string
+	leaseRenew     time.Duration
+	leaseDuration  int32
+	statusFreq     time.Duration
+	relist         time.Duration
+	backoffInitial time.Duration
+	backoffMax     time.Duration
+	latencyProfile string
+	events         bool
+}
+
+func (n *nodeFlags) add(f *pflag.FlagSet, eventsDefault bool) {
+	f.StringVar(&n.cpu, "cpu", "", "cpu capacity to report (default: the host's; 4 for hollow nodes)")
+	f.StringVar(&n.memory, "memory", "", "memory capacity to report, e.g. 8Gi (default: the host's; 8Gi for hollow nodes)")
+	f.Int64Var(&n.maxPods, "max-pods", 110, "pods capacity to report")
+	f.StringToStringVar(&n.labels, "node-labels", nil, "labels to register the node with (k=v,...)")
+	f.StringSliceVar(&n.taints, "register-with-taints", nil, "taints to register the node with (key=value:Effect,...)")
+	f.DurationVar(&n.leaseRenew, "node-lease-renew-interval", 2*time.Second, "how often the node's Lease is renewed (the controller-manager's grace period is 8s)")
+	f.Int32Var(&n.leaseDuration, "node-lease-duration-seconds", 40, "the Lease's leaseDurationSeconds")
+	f.DurationVar(&n.statusFreq, "node-status-update-frequency", 10*time.Second, "how often node status is written when nothing changed")
+	f.DurationVar(&n.relist, "relist-period", time.Second, "how often the runtime is relisted for container state changes")
+	f.DurationVar(&n.backoffInitial, "crashloop-backoff-initial", 10*time.Second, "first delay of crash-loop and image-pull backoff (doubles per restart)")
+	f.DurationVar(&n.backoffMax, "crashloop-backoff-max", 5*time.Minute, "longest crash-loop and image-pull backoff")
+	f.StringVar(&n.latencyProfile, "latency-profile", "zero", "hollow runtime behaviour: zero, realistic, flaky, or a YAML file (see cluster/kubelet/simruntime)")
+	f.BoolVar(&n.events, "events", eventsDefault, "write core/v1 Events (Pulling, Started, BackOff, ...)")
+}
+
+// config fills the node part of a kubelet config.
+func (n *nodeFlags) config(cfg *kubelet.Config, hollow bool) error {
+	capacity := corev1.ResourceList{}
+	if !hollow {
+		capacity = kubelet.HostCapacity()
+	} else {
+		capacity[corev1.ResourceCPU] = resource.MustParse("4")
+		capacity[corev1.ResourceMemory] = resource.MustParse("8Gi")
+	}
+	for name, v := range map[corev1.ResourceName]string{corev1.ResourceCPU: n.cpu, corev1.ResourceMemory: n.memory} {
+		if v == "" {
+			continue
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("--%s %q: %w", strings.ToLower(string(name)), v, err)
+		}
+		capacity[name] = q
+	}
+	capacity[corev1.ResourcePods] = *resource.NewQuantity(n.maxPods, resource.DecimalSI)
+	taints, err := kubelet.ParseTaints(n.taints)
+	if err != nil {
+		return err
+	}
+	cfg.Capacity, cfg.Labels, cfg.Taints = capacity, n.labels, taints
+	cfg.LeaseRenewInterval, cfg.LeaseDuration, cfg.StatusUpdateFrequency = n.leaseRenew, n.leaseDuration, n.statusFreq
+	cfg.RelistPeriod, cfg.BackoffInitial, cfg.BackoffMax = n.relist, n.backoffInitial, n.backoffMax
+	cfg.Version = "v1.37.2-kstep-" + version
+	return nil
+}
+
+// eventRecorder starts one event broadcaster for the process; recorders
+// for each node hang off it.
+func eventRecorder(cs kubernetes.Interface, on bool) (func(node string) record.EventRecorder, func()) {
+	if !on {
+		return func(string) record.EventRecorder { return nil }, func() {}
+	}
+	b := record.NewBroadcaster()
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	return func(node string) record.EventRecorder {
+		return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: node})
+	}, b.Shutdown
+}
+
+func newKubeletCmd() *cobra.Command {
+	var kubeconfig, traceFile, metricsAddr, endpoint, podCIDR string
+	var hollow bool
+	var nf nodeFlags
+	cfg := kubelet.Config{}
+	host, _ := os.Hostname()
+	cmd := &cobra.Command{
+		Use:   "kubelet",
+		Short: "Run one node's kubelet until SIGINT or SIGTERM",
+		Long: `Run a kubelet (steps ⑥–⑧): register the node, renew its Lease, watch the
+pods bound to it, run them through a CRI runtime (containerd over
+--container-runtime-endpoint, or an in-process simulated runtime with
+--hollow), probe them and report their status.
+
+Pods and containers keep running when the kubelet stops; a restarted
+kubelet adopts them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			if hollow == (endpoint != "") {
+				return errors.New("exactly one of --container-runtime-endpoint and --hollow is required")
+			}
+			rc, err := restConfig(kubeconfig)
+			if err != nil {
+				return err
+			}
+			cs, err := kubernetes.NewForConfig(rc)
+			if err != nil {
+				return err
+			}
+			if err := nf.config(&cfg, hollow); err != nil {
+				return err
+			}
+			cfg.Client = cs
+			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("actor", "kubelet")
+			t, err := trace.Open(traceFile, "kubelet-"+cfg.NodeName)
+			if err != nil {
+				return err
+			}
+			defer t.Close()
+			cfg.Tracer = t
+			recorder, stopEvents := eventRecorder(cs, nf.events)
+			defer stopEvents()
+			cfg.Recorder = recorder(cfg.NodeName)
+
+			var k *kubelet.Kubelet
+			if hollow {
+				prof, err := simruntime.LoadProfile(nf.latencyProfile)
+				if err != nil {
+					return err
+				}
+				cidr := simruntime.NodeCIDRFor(cfg.NodeName)
+				if podCIDR != "" {
+					if cidr, err = netip.ParsePrefix(podCIDR); err != nil {
+						return fmt.Errorf("--pod-cidr: %w", err)
+					}
+				}
+				sim, err := simruntime.New(cfg.NodeName, cidr, prof, nil)
+				if err != nil {
+					return err
+				}
+				k, err = kubelet.NewHollow(cfg, sim)
+				if err != nil {
+					return err
+				}
+			} else {
+				if cfg.NodeIP == "" {
+					cfg.NodeIP = kubelet.HostIP()
+				}
+				if podCIDR != "" {
+					if cfg.PodCIDR, err = netip.ParsePrefix(podCIDR); err != nil {
+						return fmt.Errorf("--pod-cidr: %w", err)
+					}
+				}
+				rt, err := cri.Dial(endpoint)
+				if err != nil {
+					return err
+				}
+				defer rt.Close()
+				cfg.Runtime = rt
+				if k, err = kubelet.New(cfg); err != nil {
+					return err
+				}
+			}
+			if err := serveKubeletOps(ctx, metricsAddr, func() error {
+				if !k.Registered() {
+					return errors.New("node not registered yet")
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := k.Run(ctx); err != nil && ctx.Err() == nil {
+				return fmt.Errorf("kubelet %s: %w", cfg.NodeName, err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the apiserver to use (required)")
+	f.StringVar(&cfg.NodeName, "node-name", host, "the node's name")
+	f.StringVar(&endpoint, "container-runtime-endpoint", "", "CRI socket of the runtime, unix:///run/containerd/containerd.sock")
+	f.BoolVar(&hollow, "hollow", false, "run pods in an in-process simulated runtime instead (a hollow node)")
+	f.StringVar(&podCIDR, "pod-cidr", "", "the node's pod range (hollow: where fake pod IPs come from; default a /24 of 240.0.0.0/4 picked from the node name)")
+	f.StringVar(&cfg.NodeIP, "node-ip", "", "the node's InternalIP and the pods' hostIP (default: the host's first IPv4; hollow: its range's first address)")
+	f.StringVar(&traceFile, "trace-file", "", "append step events (JSON lines) to this file")
+	f.StringVar(&metricsAddr, "metrics-listen", "", "host:port for /healthz (200 once the node is registered), /metrics and /debug/pprof (empty: none)")
+	f.StringVar(&cfg.PodLogsDir, "pod-logs-dir", "/var/log/pods", "where the runtime writes container logs")
+	f.StringVar(&cfg.RootDir, "root-dir", "/var/lib/kstep/kubelet", "the kubelet's state directory (emptyDir volumes)")
+	f.StringVar(&cfg.CgroupParent, "cgroup-parent", "", "cgroupfs parent of pod cgroups, e.g. /kubepods (empty: the runtime decides)")
+	f.StringSliceVar(&cfg.ClusterDNS, "cluster-dns", nil, "nameservers for dnsPolicy ClusterFirst (empty: the node's resolv.conf)")
+	f.StringVar(&cfg.ClusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain")
+	f.StringVar(&cfg.RuntimeHandler, "runtime-handler", "", "RunPodSandbox runtime handler (empty: the runtime's default)")
+	nf.add(f, true)
+	return cmd
+}
+
+// serveKubeletOps serves /healthz (200 while healthy returns nil, 503
+// otherwise: the process provider's readiness probe), /metrics and
+// /debug/pprof/ on addr until ctx ends. An empty addr serves nothing.
+func serveKubeletOps(ctx context.Context, addr string, healthy func() error) error {
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := healthy(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.Handle("/metrics", promhttp.Handler())
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(os.Stderr, "metrics server:", err)
+		}
+	}()
+	return nil
+}
