@@ -62,7 +62,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 		writeError(w, apierrors.NewForbidden(res.gvr.GroupResource(), ri.Name, err))
 		return
 	}
-	req := &request{s: s, w: w, r: r, ri: ri, res: res, user: user}
+	req := &request{s: s, w: w, r: r, ri: ri, res: res, user: user, start: start}
 	switch ri.Verb {
 	case "get":
 		err = req.get()
@@ -103,6 +103,8 @@ type request struct {
 	ri   *requestInfo
 	res  *resource
 	user User
+	// start is when the request arrived: step ①'s "received".
+	start time.Time
 }
 
 func (q *request) ctx() context.Context { return q.r.Context() }

@@ -22,6 +22,9 @@ type Options struct {
 	WatchCacheSize int
 	// BookmarkInterval is how often watchers that asked for bookmarks get one.
 	BookmarkInterval time.Duration
+	// TraceFile, when set, receives this apiserver's step events
+	// (rs.received, rs.persisted, pod.persisted) as JSON lines.
+	TraceFile string
 	// WatchFlushInterval bounds how often a busy watch stream is flushed to
 	// its connection; an idle stream is flushed at once. It trades at most
 	// this much delivery latency under load for far fewer syscalls.

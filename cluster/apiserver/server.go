@@ -14,6 +14,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/apiserver/openapi"
 	"github.com/kstep-dev/kstep/cluster/storage"
+	"github.com/kstep-dev/kstep/cluster/trace"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -34,6 +35,7 @@ type Server struct {
 	groups    []schema.GroupVersion // served group versions, discovery order
 	cachers   map[string]*storage.Cacher
 
+	tracer   *trace.Tracer
 	openapi  http.Handler
 	registry *prometheus.Registry
 	metrics  *metrics
@@ -186,6 +188,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if s.tracer, err = trace.Open(opts.TraceFile, opts.Name); err != nil {
+		return err
+	}
+	defer s.tracer.Close()
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", opts.Listen, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/apiserver/defaults"
 	"github.com/kstep-dev/kstep/cluster/apiserver/validation"
 	"github.com/kstep-dev/kstep/cluster/storage"
+	"github.com/kstep-dev/kstep/cluster/trace"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -116,6 +117,7 @@ func (q *request) create() error {
 		return apierrors.NewInternalError(err)
 	}
 	rev, err := q.s.store.Create(q.ctx(), sr.key(m.Namespace, m.Name), val)
+	q.traceCreate(m, err == nil)
 	if err != nil {
 		if svc, ok := obj.(*corev1.Service); ok {
 			q.s.releaseClusterIP(context.WithoutCancel(q.ctx()), svc)
@@ -596,4 +598,24 @@ func derefReplicas(p *int32) int32 {
 		return 1
 	}
 	return *p
+}
+
+// traceCreate stamps step ① for ReplicaSets (received when the request
+// arrived, persisted when etcd acknowledged) and ③'s pod.persisted.
+func (q *request) traceCreate(m *metav1.ObjectMeta, persisted bool) {
+	t := q.s.tracer
+	if t == nil {
+		return
+	}
+	switch q.res.kind {
+	case "ReplicaSet":
+		t.EmitAt(q.start, trace.RSReceived, "ReplicaSet", m.Namespace, m.Name, m.UID)
+		if persisted {
+			t.Emit(trace.RSPersisted, "ReplicaSet", m.Namespace, m.Name, m.UID)
+		}
+	case "Pod":
+		if persisted && q.res.gvr.Group == "" {
+			t.Emit(trace.PodPersisted, "Pod", m.Namespace, m.Name, m.UID)
+		}
+	}
 }

@@ -15,6 +15,7 @@ const (
 	RoleAPIServer         Role = "apiserver"
 	RoleControllerManager Role = "controller-manager"
 	RoleScheduler         Role = "scheduler"
+	RoleHollowNodes       Role = "hollow-nodes"
 )
 
 // Actor is one process of a running cluster as a provider sees it.

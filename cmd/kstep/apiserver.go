@@ -38,6 +38,7 @@ stateless: several run side by side on the same etcd cluster.`,
 	f.Int64Var(&opts.MaxRequestBytes, "max-request-bytes", opts.MaxRequestBytes, "largest request body accepted; larger ones get 413 before reaching etcd")
 	f.IntVar(&opts.WatchCacheSize, "watch-cache-size", opts.WatchCacheSize, "recent events each resource's watch cache keeps")
 	f.DurationVar(&opts.BookmarkInterval, "bookmark-interval", opts.BookmarkInterval, "how often watchers that asked for bookmarks get one")
+	f.StringVar(&opts.TraceFile, "trace-file", "", "append step events (rs.received, rs.persisted, pod.persisted) as JSON lines to this file")
 	f.DurationVar(&opts.WatchFlushInterval, "watch-flush-interval", opts.WatchFlushInterval, "how often a busy watch stream is flushed at most; idle streams flush at once")
 	return cmd
 }

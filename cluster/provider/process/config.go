@@ -27,6 +27,12 @@ type Config struct {
 	// APIServers through its own kubeconfig.
 	ControllerManagers int
 	Schedulers         int
+	// HollowNodes is how many hollow nodes (kubelets over the in-process
+	// simulated runtime) run, in one `kstep hollow-nodes` actor.
+	HollowNodes int
+	// HollowArgs are extra flags for the hollow-nodes actor (e.g.
+	// --latency-profile=realistic).
+	HollowArgs []string
 	// TraceDir, when set, gets each actor's step events as <actor>.jsonl.
 	TraceDir string
 	// ControllerManagerArgs and SchedulerArgs are extra flags for those
@@ -92,6 +98,10 @@ func (c Config) validateTopology() error {
 			c.EtcdMembers, c.EtcdMembers-1, c.EtcdMembers-1, c.EtcdMembers+1)
 	case c.APIServers < 0:
 		return fmt.Errorf("apiservers: %d is negative", c.APIServers)
+	case c.HollowNodes < 0:
+		return fmt.Errorf("hollow nodes: %d is negative", c.HollowNodes)
+	case c.HollowNodes > 0 && c.APIServers == 0:
+		return fmt.Errorf("hollow nodes need an apiserver")
 	case c.ControllerManagers < 0 || c.Schedulers < 0:
 		return fmt.Errorf("controller-managers (%d) and schedulers (%d) must not be negative", c.ControllerManagers, c.Schedulers)
 	case c.APIServers == 0 && c.ControllerManagers+c.Schedulers > 0:

@@ -156,8 +156,9 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 	if err := p.writeKubeconfigs(); err != nil {
 		return err
 	}
-	// The leader-elected actors need the apiservers, not each other.
-	return p.startAll(ctx, append(roles[provider.RoleControllerManager], roles[provider.RoleScheduler]...))
+	// The other actors need the apiservers, not each other.
+	rest := append(append(roles[provider.RoleControllerManager], roles[provider.RoleScheduler]...), roles[provider.RoleHollowNodes]...)
+	return p.startAll(ctx, rest)
 }
 
 // writeKubeconfigs writes the admin kubeconfig (a context per apiserver)
@@ -234,7 +235,7 @@ func (p *Provider) prepareLocked() (*clusterState, error) {
 	if err := os.Remove(filepath.Join(dir, "kubeconfig")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("remove old kubeconfig: %w", err)
 	}
-	ports, err := freePorts(2*p.cfg.EtcdMembers + p.cfg.APIServers + p.cfg.ControllerManagers + p.cfg.Schedulers)
+	ports, err := freePorts(2*p.cfg.EtcdMembers + p.cfg.APIServers + p.cfg.ControllerManagers + p.cfg.Schedulers + 1)
 	if err != nil {
 		return nil, err
 	}
@@ -307,6 +308,9 @@ func (p *Provider) plan(ports []int) []actorState {
 		if b := p.cfg.Etcd.MaxRequestBytes; b != 0 {
 			args = append(args, "--max-request-bytes="+strconv.FormatUint(uint64(b), 10))
 		}
+		if p.cfg.TraceDir != "" {
+			args = append(args, "--trace-file="+filepath.Join(p.cfg.TraceDir, name+".jsonl"))
+		}
 		args = append(args, p.cfg.APIServerArgs...)
 		actors = append(actors, actorState{
 			Actor: provider.Actor{
@@ -352,6 +356,26 @@ func (p *Provider) plan(ports []int) []actorState {
 	}
 	leaderElected(provider.RoleControllerManager, p.cfg.ControllerManagers, p.cfg.ControllerManagerArgs)
 	leaderElected(provider.RoleScheduler, p.cfg.Schedulers, p.cfg.SchedulerArgs)
+	if p.cfg.HollowNodes > 0 {
+		// One process holds every hollow node; each node still has its own
+		// watch, so the apiserver sees N kubelets.
+		name := string(provider.RoleHollowNodes)
+		port := ports[next]
+		kc := filepath.Join(dir, "kubeconfigs", name+".kubeconfig")
+		args := []string{name, "--count=" + strconv.Itoa(p.cfg.HollowNodes), "--kubeconfig=" + kc,
+			"--metrics-listen=127.0.0.1:" + strconv.Itoa(port)}
+		if p.cfg.TraceDir != "" {
+			args = append(args, "--trace-file="+filepath.Join(p.cfg.TraceDir, name+".jsonl"))
+		}
+		actors = append(actors, actorState{
+			Actor: provider.Actor{Name: name, Role: provider.RoleHollowNodes, Endpoint: local(port),
+				LogPath: filepath.Join(dir, "logs", name+".log")},
+			Args:       append(args, p.cfg.HollowArgs...),
+			Ports:      map[string]int{"metrics": port},
+			ReadyURL:   local(port) + "/healthz",
+			Kubeconfig: kc,
+		})
+	}
 	return actors
 }
 
@@ -674,7 +698,7 @@ func (p *Provider) stopAll(ctx context.Context, grace time.Duration) error {
 	p.mu.Unlock()
 	// The apiserver's clients go first, so none of them logs the
 	// apiserver's disappearance as a failure.
-	clients := append(append([]string(nil), roles[provider.RoleControllerManager]...), roles[provider.RoleScheduler]...)
+	clients := append(append(append([]string(nil), roles[provider.RoleControllerManager]...), roles[provider.RoleScheduler]...), roles[provider.RoleHollowNodes]...)
 	errs := []error{p.stopGroup(ctx, clients, grace), p.stopGroup(ctx, roles[provider.RoleAPIServer], grace)}
 	for _, name := range slices.Backward(roles[provider.RoleEtcd]) {
 		errs = append(errs, p.stopGroup(ctx, []string{name}, grace))

@@ -1,0 +1,431 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kstep-dev/kstep/cluster/trace"
+)
+
+// The load generator's own steps, client side. They are not actor steps, so
+// they live here and not in cluster/trace.
+const (
+	ClientRSSent  = "client.rs.sent"  // ① the client sent the create
+	ClientRSAcked = "client.rs.acked" // ① the client got the 201
+)
+
+// Actor is the actor name of the load generator's trace events.
+const Actor = "loadgen"
+
+// Options are how Run reaches the cluster and where it reports.
+type Options struct {
+	Client kubernetes.Interface
+	// TraceFile receives client.rs.sent, client.rs.acked and
+	// pod.ready.observed as JSON lines; "" records nothing.
+	TraceFile string
+	// Progress, when non-nil, gets progress bars.
+	Progress io.Writer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Result is what a run did.
+type Result struct {
+	Writes   []Write    `json:"-"`
+	Pods     []PodOwner `json:"-"`
+	Errors   []string   `json:"errors,omitempty"`
+	Expected int        `json:"expected_pods"`
+	Ready    int        `json:"ready_pods"`
+	// CreateStart is when the first create was sent; ReadyAt when the last
+	// expected pod was seen Ready (zero if that never happened).
+	CreateStart time.Time `json:"create_start"`
+	ReadyAt     time.Time `json:"ready_at"`
+	// TraceDropped is how many of the loadgen's own trace events were lost.
+	TraceDropped uint64 `json:"trace_dropped"`
+}
+
+// podState is what the watch knows of one pod.
+type podState struct {
+	owner                 PodOwner
+	bound, running, ready bool
+	deleted               bool
+}
+
+// watcher is the job's own pod watch.
+type watcher struct {
+	mu      sync.Mutex
+	pods    map[types.UID]*podState
+	tracer  *trace.Tracer
+	now     func() time.Time
+	bound   atomic.Int64
+	running atomic.Int64
+	ready   atomic.Int64
+	live    atomic.Int64
+}
+
+func (w *watcher) observe(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	at := w.now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.pods[pod.UID]
+	if st == nil {
+		st = &podState{owner: PodOwner{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}}
+		w.pods[pod.UID] = st
+		w.live.Add(1)
+	}
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == KindReplicaSet {
+		st.owner.RSUID, st.owner.RSName = ref.UID, ref.Name
+	}
+	if pod.Spec.NodeName != "" && !st.bound {
+		st.bound = true
+		st.owner.Node = pod.Spec.NodeName
+		w.bound.Add(1)
+	}
+	if pod.Status.Phase == corev1.PodRunning && !st.running {
+		st.running = true
+		w.running.Add(1)
+	}
+	if !st.ready && podReady(pod) {
+		st.ready = true
+		w.ready.Add(1)
+		w.tracer.EmitAt(at, trace.PodReadyObserved, "Pod", pod.Namespace, pod.Name, pod.UID)
+	}
+}
+
+func (w *watcher) gone(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if st := w.pods[pod.UID]; st != nil && !st.deleted {
+		st.deleted = true
+		w.live.Add(-1)
+	}
+}
+
+func (w *watcher) owners() []PodOwner {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]PodOwner, 0, len(w.pods))
+	for _, st := range w.pods {
+		out = append(out, st.owner)
+	}
+	return out
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Run runs job against the cluster: namespaces, create, wait Ready, scale,
+// delete, as the job's phases say. It returns the result even when a phase
+// failed or timed out; the error says which.
+func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
+	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	tr, err := trace.Open(opts.TraceFile, Actor)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Expected: job.ExpectedPods()}
+	wl := &WriteLog{}
+	var errMu sync.Mutex
+	fail := func(err error) {
+		errMu.Lock()
+		res.Errors = append(res.Errors, err.Error())
+		errMu.Unlock()
+	}
+	cs := opts.Client
+
+	for _, ns := range job.Namespaces {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			tr.Close()
+			return res, fmt.Errorf("namespace %s: %w", ns, err)
+		}
+	}
+
+	w := &watcher{pods: map[types.UID]*podState{}, tracer: tr, now: now}
+	wctx, stopWatch := context.WithCancel(ctx)
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = JobLabel + "=" + job.Name
+	}))
+	inf := factory.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    w.observe,
+		UpdateFunc: func(_, n any) { w.observe(n) },
+		DeleteFunc: w.gone,
+	}); err != nil {
+		stopWatch()
+		tr.Close()
+		return res, err
+	}
+	factory.Start(wctx.Done())
+	factory.WaitForCacheSync(wctx.Done())
+
+	var created atomic.Int64
+	var prog *progress
+	if opts.Progress != nil {
+		prog = newProgress(opts.Progress, job.Count, job.ExpectedPods())
+	}
+	progDone := make(chan struct{})
+	go func() {
+		defer close(progDone)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			prog.set(int(created.Load()), int(w.bound.Load()), int(w.running.Load()), int(w.ready.Load()))
+			select {
+			case <-wctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	finish := func(err error) (*Result, error) {
+		stopWatch()
+		<-progDone
+		prog.set(int(created.Load()), int(w.bound.Load()), int(w.running.Load()), int(w.ready.Load()))
+		prog.stop()
+		factory.Shutdown()
+		res.Ready = int(w.ready.Load())
+		res.Writes = wl.Writes()
+		res.Pods = w.owners()
+		res.TraceDropped = tr.Dropped()
+		if cerr := tr.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		return res, err
+	}
+
+	sched := NewSchedule(job.QPS, job.Burst, now())
+	// paced runs do(i) for i in [0, n) on job.Workers workers, each start
+	// released by the arrival schedule.
+	paced := func(ctx context.Context, n int, do func(ctx context.Context, i int) error) error {
+		work := make(chan int)
+		var wg sync.WaitGroup
+		for range job.Workers {
+			wg.Go(func() {
+				for i := range work {
+					if err := do(ctx, i); err != nil {
+						fail(err)
+					}
+				}
+			})
+		}
+		var err error
+	send:
+		for i := range n {
+			at := sched.Next(now())
+			if d := at.Sub(now()); d > 0 {
+				select {
+				case <-ctx.Done():
+					err = ctx.Err()
+					break send
+				case <-time.After(d):
+				}
+			}
+			select {
+			case work <- i:
+			case <-ctx.Done():
+				err = ctx.Err()
+				break send
+			}
+		}
+		close(work)
+		wg.Wait()
+		return err
+	}
+	nsOf := func(i int) string { return job.Namespaces[i%len(job.Namespaces)] }
+	nameOf := func(i int) string { return fmt.Sprintf("%s%d", job.Object.NamePrefix, i) }
+
+	// Phase 1: create.
+	res.CreateStart = now()
+	cctx, cancel := context.WithTimeout(ctx, job.Timeouts.Create.Duration)
+	err = paced(cctx, job.Count, func(ctx context.Context, i int) error {
+		ns, name := nsOf(i), nameOf(i)
+		sent := now()
+		uid, rv, kind, err := create(ctx, cs, job, ns, name)
+		ack := now()
+		if err != nil {
+			return fmt.Errorf("create %s %s/%s: %w", job.Object.Kind, ns, name, err)
+		}
+		created.Add(1)
+		wl.add(Write{Op: "create", Kind: kind, Namespace: ns, Name: name, UID: uid, ResourceVersion: rv, SentNS: sent.UnixNano(), AckNS: ack.UnixNano()})
+		// The UID is known only from the answer, so sent is stamped late,
+		// at the time taken before the request.
+		tr.EmitAt(sent, ClientRSSent, kind, ns, name, uid)
+		tr.EmitAt(ack, ClientRSAcked, kind, ns, name, uid)
+		return nil
+	})
+	cancel()
+	if err != nil {
+		return finish(fmt.Errorf("create phase: %w", err))
+	}
+	log.Info("created", "objects", created.Load())
+
+	waitReady := func(want int) error {
+		rctx, cancel := context.WithTimeout(ctx, job.Timeouts.Ready.Duration)
+		defer cancel()
+		for int(w.ready.Load()) < want {
+			select {
+			case <-rctx.Done():
+				return fmt.Errorf("%d of %d pods Ready after %v: %w", w.ready.Load(), want, job.Timeouts.Ready.Duration, rctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		return nil
+	}
+	// Phase 2: wait Ready.
+	if err := waitReady(job.ExpectedPods()); err != nil {
+		return finish(fmt.Errorf("ready phase: %w", err))
+	}
+	res.ReadyAt = now()
+
+	// Phase 3: scale.
+	if to := job.Phases.ScaleTo; to > 0 {
+		want := job.Count * int(to)
+		prog.retarget(want)
+		sctx, cancel := context.WithTimeout(ctx, job.Timeouts.Create.Duration)
+		err := paced(sctx, job.Count, func(ctx context.Context, i int) error {
+			ns, name := nsOf(i), nameOf(i)
+			sent := now()
+			obj, err := scale(ctx, cs, job.Object.Kind, ns, name, to)
+			if err != nil {
+				return fmt.Errorf("scale %s/%s: %w", ns, name, err)
+			}
+			wl.add(Write{Op: "scale", Kind: job.Object.Kind, Namespace: ns, Name: name, UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion(), SentNS: sent.UnixNano(), AckNS: now().UnixNano()})
+			return nil
+		})
+		cancel()
+		if err != nil {
+			return finish(fmt.Errorf("scale phase: %w", err))
+		}
+		if to > job.Object.Replicas {
+			if err := waitReady(want); err != nil {
+				return finish(fmt.Errorf("scale phase: %w", err))
+			}
+		}
+	}
+
+	// Phase 4: delete.
+	if job.Phases.Delete {
+		dctx, cancel := context.WithTimeout(ctx, job.Timeouts.Delete.Duration)
+		defer cancel()
+		err := paced(dctx, job.Count, func(ctx context.Context, i int) error {
+			ns, name := nsOf(i), nameOf(i)
+			sent := now()
+			bg := metav1.DeletePropagationBackground
+			opts := metav1.DeleteOptions{PropagationPolicy: &bg}
+			var err error
+			if job.Object.Kind == KindDeployment {
+				err = cs.AppsV1().Deployments(ns).Delete(ctx, name, opts)
+			} else {
+				err = cs.AppsV1().ReplicaSets(ns).Delete(ctx, name, opts)
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("delete %s/%s: %w", ns, name, err)
+			}
+			wl.add(Write{Op: "delete", Kind: job.Object.Kind, Namespace: ns, Name: name, SentNS: sent.UnixNano(), AckNS: now().UnixNano()})
+			return nil
+		})
+		if err != nil {
+			return finish(fmt.Errorf("delete phase: %w", err))
+		}
+		for w.live.Load() > 0 {
+			select {
+			case <-dctx.Done():
+				return finish(fmt.Errorf("delete phase: %d pods left: %w", w.live.Load(), dctx.Err()))
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	if len(res.Errors) > 0 {
+		return finish(fmt.Errorf("%d writes failed, first: %s", len(res.Errors), res.Errors[0]))
+	}
+	return finish(nil)
+}
+
+// template is the pod template of every copy.
+func template(job *Job, labels map[string]string) corev1.PodTemplateSpec {
+	c := corev1.Container{Name: "app", Image: job.Object.Image}
+	if job.Object.CPU != "" {
+		c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(job.Object.CPU)}
+	}
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{c}}}
+}
+
+func create(ctx context.Context, cs kubernetes.Interface, job *Job, ns, name string) (types.UID, string, string, error) {
+	labels := map[string]string{JobLabel: job.Name, "app": name}
+	meta := metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{JobLabel: job.Name}}
+	sel := &metav1.LabelSelector{MatchLabels: labels}
+	replicas := job.Object.Replicas
+	switch job.Object.Kind {
+	case KindDeployment:
+		d, err := cs.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{ObjectMeta: meta,
+			Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: sel, Template: template(job, labels)}}, metav1.CreateOptions{})
+		if err != nil {
+			return "", "", "", err
+		}
+		return d.UID, d.ResourceVersion, KindDeployment, nil
+	default:
+		rs, err := cs.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{ObjectMeta: meta,
+			Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: sel, Template: template(job, labels)}}, metav1.CreateOptions{})
+		if err != nil {
+			return "", "", "", err
+		}
+		return rs.UID, rs.ResourceVersion, KindReplicaSet, nil
+	}
+}
+
+func scale(ctx context.Context, cs kubernetes.Interface, kind, ns, name string, to int32) (metav1.Object, error) {
+	patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, to))
+	if kind == KindDeployment {
+		return cs.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	rs, err := cs.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+

@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/provider/process"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The whole chain on hollow nodes, as processes: 200 hollow kubelets (one
+// watch each), 2 controller-managers, 2 schedulers, 2 apiservers, 3 etcd;
+// 20 ReplicaSets of 100 become 2,000 Ready pods with IPs.
+func TestHollowNodesEndToEnd(t *testing.T) {
+	cfg := process.DefaultConfig()
+	cfg.Binary = binary(t)
+	cfg.StateDir = t.TempDir()
+	cfg.HollowNodes = 200
+	p, err := process.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v\n%s", err, logs(cfg.StateDir))
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("actor logs:\n%s", logs(cfg.StateDir))
+		}
+		_ = p.Down(context.Background())
+	})
+	cs := clientFor(t, p.Kubeconfig(), "kstep")
+	waitFor(t, "200 Ready nodes", time.Minute, func() bool {
+		l, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		ready := 0
+		for _, n := range l.Items {
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready == 200
+	})
+	start := time.Now()
+	for i := range 20 {
+		if _, err := cs.AppsV1().ReplicaSets("default").Create(ctx, rsOf(fmt.Sprintf("h%02d", i), 100, ""), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := waitFor(t, "2,000 Ready pods", 4*time.Minute, func() bool {
+		l, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false
+		}
+		ready := 0
+		for _, p := range l.Items {
+			if p.Status.PodIP != "" && allReady([]corev1.Pod{p}) {
+				ready++
+			}
+		}
+		return ready == 2000
+	})
+	t.Logf("2,000 pods Ready on 200 hollow nodes %v after the first ReplicaSet (%.0f pods/s)", took, 2000/time.Since(start).Seconds())
+}
