@@ -428,4 +428,3 @@ func scale(ctx context.Context, cs kubernetes.Interface, kind, ns, name string, 
 	}
 	return rs, nil
 }
-

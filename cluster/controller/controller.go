@@ -61,7 +61,7 @@ type Options struct {
 // 20 s of a node's death (upstream: 50 s + 300 s).
 func DefaultOptions() Options {
 	return Options{
-		Workers:                5,
+		Workers:                32,
 		NodeMonitorGracePeriod: 8 * time.Second,
 		NodeMonitorPeriod:      time.Second,
 		PodEvictionTimeout:     10 * time.Second,

@@ -16,6 +16,8 @@ const (
 	RoleControllerManager Role = "controller-manager"
 	RoleScheduler         Role = "scheduler"
 	RoleHollowNodes       Role = "hollow-nodes"
+	RoleRegistry          Role = "registry"
+	RoleNode              Role = "node"
 )
 
 // Actor is one process of a running cluster as a provider sees it.

@@ -13,6 +13,8 @@
 //	                                      └──▶ binding (async, bounded):
 //	                                           Bind → confirm or forget
 //
+// In words:
+//
 //   - Three informers, fresh each term of leadership: pending pods
 //     (spec.nodeName empty, this scheduler's name, not finished), assigned
 //     pods (for the cache) and nodes. Handlers only record into the queue

@@ -200,8 +200,16 @@ func TestIntegrationUnschedulableThenNodeAdded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
+	// A plain Node object, not testenv's Nodes.Add: that races with its
+	// own kubelet loop (reported in the scheduler's hand-off notes).
+	fits := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "fits", Labels: map[string]string{corev1.LabelHostname: "fits"}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110"),
+		}},
+	}
 	added := time.Now()
-	if err := e.nodes.Add(context.Background(), testenv.NodeSpec{Name: "fits", CPU: "4"}); err != nil {
+	if _, err := e.cs.CoreV1().Nodes().Create(context.Background(), fits, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	timeout := time.After(5 * time.Second)

@@ -44,6 +44,9 @@ are the cluster's actors, which kstep up runs as child processes.`,
 		newRegistryCmd(),
 		newNodeCmd(),
 		newSchedulerCmd(),
+		newBenchCmd(),
+		newReportCmd(),
+		newCompareCmd(),
 	)
 	return root
 }

@@ -54,8 +54,8 @@ KUBECONFIG=<path> as the last line; "kstep down" stops it.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			fmt.Fprintf(stderr, "kstep: starting %d etcd member(s), %d apiserver(s), %d controller-manager(s), %d scheduler(s) and %d hollow node(s) in %s\n",
-				cfg.EtcdMembers, cfg.APIServers, cfg.ControllerManagers, cfg.Schedulers, cfg.HollowNodes, p.StateDir())
+			fmt.Fprintf(stderr, "kstep: starting %d etcd member(s), %d apiserver(s), %d controller-manager(s), %d scheduler(s), %d node(s) and %d hollow node(s) in %s\n",
+				cfg.EtcdMembers, cfg.APIServers, cfg.ControllerManagers, cfg.Schedulers, cfg.Nodes, cfg.HollowNodes, p.StateDir())
 			if err := p.Up(ctx); err != nil {
 				return fmt.Errorf("up: %w", err)
 			}
@@ -83,6 +83,8 @@ KUBECONFIG=<path> as the last line; "kstep down" stops it.`,
 	f.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "number of apiservers (0 runs etcd alone)")
 	f.IntVar(&cfg.ControllerManagers, "controller-managers", cfg.ControllerManagers, "number of controller-managers (one leads)")
 	f.IntVar(&cfg.Schedulers, "schedulers", cfg.Schedulers, "number of schedulers (one leads)")
+	f.IntVar(&cfg.Nodes, "nodes", 0, "number of real nodes (containerd + runc + CNI + kubelet); needs root on Linux and make build")
+	f.StringSliceVar(&cfg.NodeArgs, "node-arg", nil, "extra flag for every kstep node (repeatable)")
 	f.IntVar(&cfg.HollowNodes, "hollow-nodes", 0, "number of hollow nodes (kubelets over a simulated runtime, all in one process)")
 	f.StringSliceVar(&cfg.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor, e.g. --latency-profile=realistic (repeatable)")
 	f.StringVar(&cfg.TraceDir, "trace-dir", "", "directory for each actor's step events (<actor>.jsonl)")

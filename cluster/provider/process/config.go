@@ -27,6 +27,13 @@ type Config struct {
 	// APIServers through its own kubeconfig.
 	ControllerManagers int
 	Schedulers         int
+	// Nodes is how many real nodes (containerd + runc + CNI + kubelet, each
+	// a `kstep node` actor) run. They need root on Linux and the node
+	// binaries next to Binary (make node-bins); a registry actor serving
+	// registry.kstep.local comes with them.
+	Nodes int
+	// NodeArgs are extra flags for every `kstep node`.
+	NodeArgs []string
 	// HollowNodes is how many hollow nodes (kubelets over the in-process
 	// simulated runtime) run, in one `kstep hollow-nodes` actor.
 	HollowNodes int
@@ -98,6 +105,10 @@ func (c Config) validateTopology() error {
 			c.EtcdMembers, c.EtcdMembers-1, c.EtcdMembers-1, c.EtcdMembers+1)
 	case c.APIServers < 0:
 		return fmt.Errorf("apiservers: %d is negative", c.APIServers)
+	case c.Nodes < 0 || c.Nodes > 200:
+		return fmt.Errorf("real nodes: %d is out of range 0-200", c.Nodes)
+	case c.Nodes > 0 && c.APIServers == 0:
+		return fmt.Errorf("real nodes need an apiserver")
 	case c.HollowNodes < 0:
 		return fmt.Errorf("hollow nodes: %d is negative", c.HollowNodes)
 	case c.HollowNodes > 0 && c.APIServers == 0:

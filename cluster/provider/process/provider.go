@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,6 +117,9 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 	if _, err := os.Stat(p.binary); err != nil {
 		return fmt.Errorf("kstep binary: %w", err)
 	}
+	if err := p.checkRealNodes(); err != nil {
+		return err
+	}
 	p.lifecycle.Lock()
 	defer p.lifecycle.Unlock()
 
@@ -157,8 +161,11 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 		return err
 	}
 	// The other actors need the apiservers, not each other.
+	if err := p.startAll(ctx, roles[provider.RoleRegistry]); err != nil {
+		return err
+	}
 	rest := append(append(roles[provider.RoleControllerManager], roles[provider.RoleScheduler]...), roles[provider.RoleHollowNodes]...)
-	return p.startAll(ctx, rest)
+	return p.startAll(ctx, append(rest, roles[provider.RoleNode]...))
 }
 
 // writeKubeconfigs writes the admin kubeconfig (a context per apiserver)
@@ -235,7 +242,7 @@ func (p *Provider) prepareLocked() (*clusterState, error) {
 	if err := os.Remove(filepath.Join(dir, "kubeconfig")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("remove old kubeconfig: %w", err)
 	}
-	ports, err := freePorts(2*p.cfg.EtcdMembers + p.cfg.APIServers + p.cfg.ControllerManagers + p.cfg.Schedulers + 1)
+	ports, err := freePorts(2*p.cfg.EtcdMembers + p.cfg.APIServers + p.cfg.ControllerManagers + p.cfg.Schedulers + 2 + p.cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -356,11 +363,45 @@ func (p *Provider) plan(ports []int) []actorState {
 	}
 	leaderElected(provider.RoleControllerManager, p.cfg.ControllerManagers, p.cfg.ControllerManagerArgs)
 	leaderElected(provider.RoleScheduler, p.cfg.Schedulers, p.cfg.SchedulerArgs)
+	next++ // the hollow-nodes actor's port, used or not
+	if p.cfg.Nodes > 0 {
+		regPort := ports[next]
+		next++
+		binDir := filepath.Dir(p.binary)
+		actors = append(actors, actorState{
+			Actor: provider.Actor{Name: string(provider.RoleRegistry), Role: provider.RoleRegistry, Endpoint: local(regPort),
+				LogPath: filepath.Join(dir, "logs", "registry.log")},
+			Args:     []string{"registry", "--listen=127.0.0.1:" + strconv.Itoa(regPort), "--bin-dir=" + binDir},
+			Ports:    map[string]int{"listen": regPort},
+			ReadyURL: local(regPort) + "/healthz",
+		})
+		for i := range p.cfg.Nodes {
+			name := fmt.Sprintf("node-%d", i)
+			port := ports[next]
+			next++
+			kc := filepath.Join(dir, "kubeconfigs", name+".kubeconfig")
+			args := []string{"node", "--name=" + name, "--index=" + strconv.Itoa(i+1),
+				"--dir=" + filepath.Join(dir, "nodes", name), "--bin-dir=" + binDir,
+				"--registry=127.0.0.1:" + strconv.Itoa(regPort), "--kubeconfig=" + kc,
+				"--kubelet-arg=--metrics-listen=127.0.0.1:" + strconv.Itoa(port)}
+			if p.cfg.TraceDir != "" {
+				args = append(args, "--kubelet-arg=--trace-file="+filepath.Join(p.cfg.TraceDir, name+".jsonl"))
+			}
+			actors = append(actors, actorState{
+				Actor: provider.Actor{Name: name, Role: provider.RoleNode, Endpoint: local(port),
+					LogPath: filepath.Join(dir, "logs", name+".log")},
+				Args:       append(args, p.cfg.NodeArgs...),
+				Ports:      map[string]int{"kubelet-metrics": port},
+				ReadyURL:   local(port) + "/healthz",
+				Kubeconfig: kc,
+			})
+		}
+	}
 	if p.cfg.HollowNodes > 0 {
 		// One process holds every hollow node; each node still has its own
 		// watch, so the apiserver sees N kubelets.
 		name := string(provider.RoleHollowNodes)
-		port := ports[next]
+		port := ports[2*n+p.cfg.APIServers+p.cfg.ControllerManagers+p.cfg.Schedulers]
 		kc := filepath.Join(dir, "kubeconfigs", name+".kubeconfig")
 		args := []string{name, "--count=" + strconv.Itoa(p.cfg.HollowNodes), "--kubeconfig=" + kc,
 			"--metrics-listen=127.0.0.1:" + strconv.Itoa(port)}
@@ -698,8 +739,8 @@ func (p *Provider) stopAll(ctx context.Context, grace time.Duration) error {
 	p.mu.Unlock()
 	// The apiserver's clients go first, so none of them logs the
 	// apiserver's disappearance as a failure.
-	clients := append(append(append([]string(nil), roles[provider.RoleControllerManager]...), roles[provider.RoleScheduler]...), roles[provider.RoleHollowNodes]...)
-	errs := []error{p.stopGroup(ctx, clients, grace), p.stopGroup(ctx, roles[provider.RoleAPIServer], grace)}
+	clients := append(append(append(append([]string(nil), roles[provider.RoleControllerManager]...), roles[provider.RoleScheduler]...), roles[provider.RoleHollowNodes]...), roles[provider.RoleNode]...)
+	errs := []error{p.stopGroup(ctx, clients, grace), p.stopGroup(ctx, append(roles[provider.RoleAPIServer], roles[provider.RoleRegistry]...), grace)}
 	for _, name := range slices.Backward(roles[provider.RoleEtcd]) {
 		errs = append(errs, p.stopGroup(ctx, []string{name}, grace))
 	}
@@ -831,4 +872,26 @@ func byRole(actors []actorState) map[provider.Role][]string {
 		out[a.Role] = append(out[a.Role], a.Name)
 	}
 	return out
+}
+
+// checkRealNodes says exactly why real nodes cannot run here, and what to
+// use instead.
+func (p *Provider) checkRealNodes() error {
+	if p.cfg.Nodes == 0 {
+		return nil
+	}
+	const instead = "; use --hollow-nodes N (kubelets over a simulated runtime) instead"
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("real nodes need Linux (this is %s)%s", runtime.GOOS, instead)
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("real nodes need root: containerd mounts, creates network namespaces and bridges%s", instead)
+	}
+	bin := filepath.Dir(p.binary)
+	for _, b := range []string{"containerd", "containerd-shim-runc-v2", "runc", "bridge", "host-local", "loopback", "portmap", "kstep-app", "kstep-pause"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			return fmt.Errorf("real nodes need %s next to %s (run make build, which runs make node-bins): %w%s", b, p.binary, err, instead)
+		}
+	}
+	return nil
 }

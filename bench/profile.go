@@ -1,0 +1,129 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kstep-dev/kstep/loadgen"
+)
+
+// ProfileKind identifies a profile document.
+const ProfileKind = "BenchProfile"
+
+// Profile is a cluster shape and a load job.
+type Profile struct {
+	APIVersion string       `json:"apiVersion"`
+	Kind       string       `json:"kind"`
+	Name       string       `json:"name"`
+	Cluster    ClusterShape `json:"cluster"`
+	Job        loadgen.Job  `json:"job"`
+}
+
+// ClusterShape is what the provider starts.
+type ClusterShape struct {
+	EtcdMembers        int `json:"etcdMembers"`
+	APIServers         int `json:"apiservers"`
+	ControllerManagers int `json:"controllerManagers"`
+	Schedulers         int `json:"schedulers"`
+	// Nodes hollow nodes (kubelets on the simulated runtime), run as one
+	// `kstep hollow-nodes` process.
+	Nodes int `json:"nodes"`
+	// LatencyProfile is the hollow runtime's behaviour: zero, realistic,
+	// flaky or a file (see cluster/kubelet/simruntime).
+	LatencyProfile string `json:"latencyProfile"`
+}
+
+func (p *Profile) defaults() {
+	if p.APIVersion == "" {
+		p.APIVersion = loadgen.APIVersion
+	}
+	if p.Kind == "" {
+		p.Kind = ProfileKind
+	}
+	c := &p.Cluster
+	if c.EtcdMembers == 0 {
+		c.EtcdMembers = 3
+	}
+	if c.APIServers == 0 {
+		c.APIServers = 2
+	}
+	if c.ControllerManagers == 0 {
+		c.ControllerManagers = 2
+	}
+	if c.Schedulers == 0 {
+		c.Schedulers = 2
+	}
+	if c.Nodes == 0 {
+		c.Nodes = 50
+	}
+	if c.LatencyProfile == "" {
+		c.LatencyProfile = "zero"
+	}
+	if p.Job.Name == "" {
+		p.Job.Name = p.Name
+	}
+	p.Job.Defaults()
+}
+
+// Validate reports what is wrong with p.
+func (p *Profile) Validate() error {
+	if p.Kind != ProfileKind {
+		return fmt.Errorf("profile %q: kind %q, want %s", p.Name, p.Kind, ProfileKind)
+	}
+	if p.Name == "" {
+		return fmt.Errorf("profile: name is empty")
+	}
+	if p.Cluster.Nodes < 1 || p.Cluster.APIServers < 1 || p.Cluster.ControllerManagers < 1 || p.Cluster.Schedulers < 1 {
+		return fmt.Errorf("profile %q: cluster needs at least one node, apiserver, controller-manager and scheduler: %+v", p.Name, p.Cluster)
+	}
+	return p.Job.Validate()
+}
+
+func builtin(name string, objects int, replicas int32, nodes int, qps float64, burst int, ready time.Duration) Profile {
+	p := Profile{Name: name, Cluster: ClusterShape{Nodes: nodes}, Job: loadgen.Job{
+		Name: name, Count: objects, QPS: qps, Burst: burst,
+		Namespaces: []string{"kstep-load-0", "kstep-load-1"},
+		Object:     loadgen.ObjectTemplate{Replicas: replicas},
+		Timeouts:   loadgen.Timeouts{Ready: loadgen.Duration{Duration: ready}},
+		Phases:     loadgen.Phases{Delete: false},
+	}}
+	p.defaults()
+	return p
+}
+
+// Builtin profiles by name.
+var Builtin = map[string]Profile{
+	"quick":   builtin("quick", 200, 1, 50, 20, 5, 5*time.Minute),
+	"nightly": builtin("nightly", 2000, 3, 500, 50, 10, 20*time.Minute),
+	"scale":   builtin("scale", 5000, 1, 1000, 100, 20, 30*time.Minute),
+}
+
+// LoadProfile returns the built-in profile of that name or reads a file.
+func LoadProfile(nameOrFile string) (*Profile, error) {
+	if p, ok := Builtin[nameOrFile]; ok {
+		return &p, nil
+	}
+	b, err := os.ReadFile(nameOrFile)
+	if err != nil {
+		names := make([]string, 0, len(Builtin))
+		for n := range Builtin {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("profile %q is neither built in (%s) nor a readable file: %w", nameOrFile, strings.Join(names, ", "), err)
+	}
+	var p Profile
+	if err := yaml.UnmarshalStrict(b, &p); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", nameOrFile, err)
+	}
+	p.defaults()
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", nameOrFile, err)
+	}
+	return &p, nil
+}

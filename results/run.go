@@ -1,0 +1,114 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Schema is the version of run.json. A change that removes or renames a key
+// bumps it.
+const Schema = "kstep.dev/run/v1"
+
+// Run is run.json.
+type Run struct {
+	Schema   string `json:"schema"`
+	ID       string `json:"id"`
+	Provider string `json:"provider"`
+	// Runtime is what ran the pods: "hollow" (simulated CRI) or "real".
+	Runtime string `json:"runtime"`
+	Profile string `json:"profile"`
+	Valid   bool   `json:"valid"`
+	// Invalid says why Valid is false, one reason a line.
+	Invalid    []string   `json:"invalid,omitempty"`
+	StartedAt  string     `json:"started_at"`
+	DurationS  float64    `json:"duration_s"`
+	Cluster    Cluster    `json:"cluster"`
+	Steps      []Step     `json:"steps"`
+	EndToEnd   Step       `json:"end_to_end"`
+	Throughput Throughput `json:"throughput"`
+	// Unavailable lists the steps no actor of this run stamps: reported,
+	// never invented.
+	Unavailable []string `json:"unavailable,omitempty"`
+	// Incomplete lists the pods missing a step that this run's actors stamp.
+	Incomplete []MissingSteps `json:"incomplete,omitempty"`
+	// Drops is each actor's count of lost trace events, where the actor
+	// reports one; DropsUnknown lists actors that do not.
+	Drops        map[string]uint64 `json:"drops"`
+	DropsUnknown []string          `json:"drops_unknown,omitempty"`
+	Pods         int               `json:"pods"`
+	Events       int               `json:"events"`
+}
+
+// Cluster is the shape of the cluster a run measured.
+type Cluster struct {
+	EtcdMembers        int     `json:"etcd_members"`
+	APIServers         int     `json:"apiservers"`
+	ControllerManagers int     `json:"controller_managers"`
+	Schedulers         int     `json:"schedulers"`
+	Nodes              int     `json:"nodes"`
+	NodeKind           string  `json:"node_kind"`
+	Objects            int     `json:"objects"`
+	Replicas           int     `json:"replicas"`
+	QPS                float64 `json:"qps"`
+}
+
+// Step is one transition's latency distribution.
+type Step struct {
+	Step string `json:"step"` // ①, ②, ... or e2e
+	Name string `json:"name"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	Summary
+	// DocumentedMS is the seed's range [lo, hi]; nil when it documents none.
+	DocumentedMS *[2]float64 `json:"documented_ms"`
+	// Verdict compares p50 with the range: faster, within, slower, or n/a.
+	Verdict string `json:"verdict"`
+	// SamplesMS are the raw latencies, for compare's rank test.
+	SamplesMS []float64 `json:"samples_ms,omitempty"`
+}
+
+// Summary is a distribution in milliseconds.
+type Summary struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P90   float64 `json:"p90_ms"`
+	P99   float64 `json:"p99_ms"`
+	Max   float64 `json:"max_ms"`
+}
+
+// Throughput is pods reaching Ready.
+type Throughput struct {
+	// PodsPerS is Ready pods over (last Ready − first client send).
+	PodsPerS float64 `json:"pods_per_s"`
+	// PerSecond[i] is how many pods were seen Ready in second i of the run.
+	PerSecond []int `json:"per_second"`
+}
+
+// MissingSteps is one pod and the steps it lacks.
+type MissingSteps struct {
+	Namespace string   `json:"namespace"`
+	Name      string   `json:"name"`
+	UID       string   `json:"uid"`
+	Missing   []string `json:"missing"`
+}
+
+// ReadRun reads dir/run.json (or the file itself when path is one).
+func ReadRun(path string) (*Run, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "run.json")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("run %s: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("run %s: schema %q, this kstep reads %q", path, r.Schema, Schema)
+	}
+	return &r, nil
+}
