@@ -21,7 +21,7 @@ RUNC          := github.com/opencontainers/runc
 tools_version  = $(shell awk '$$1 == "$(1)" { print $$2; exit }' tools/go.mod)
 NODE_BINS     := $(addprefix bin/,containerd containerd-shim-runc-v2 runc bridge host-local portmap loopback)
 
-.PHONY: all build node-bins image-bins libseccomp test bench bench-api bench-node lint fmt clean
+.PHONY: all build node-bins image-bins libseccomp test bench bench-api bench-node bench-nodes bench-sched lint fmt clean
 
 all: build
 
@@ -90,6 +90,16 @@ bench-api: build
 # CreateContainer and StartContainer p50 over 20 pods on a warm image.
 bench-node: build
 	KSTEP_BIN=$(KSTEP_BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 20m ./cluster/node/
+
+# Nodes: the CRI floor of a real node (root), then hollow nodes per GiB and
+# pods/s to Ready on the simulated runtime.
+bench-nodes: bench-node
+	$(GO) test -run '^$$' -bench 'HollowNodeHeap' -benchtime 1x ./cluster/kubelet/
+	$(GO) test -run '^$$' -bench 'PodsToReady' -benchtime 2000x ./cluster/kubelet/
+
+# The scheduler: pods/s with 10,000 pods on 500 and on 5,000 nodes.
+bench-sched:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./cluster/scheduler/
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \

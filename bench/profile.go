@@ -33,6 +33,10 @@ type ClusterShape struct {
 	// Nodes hollow nodes (kubelets on the simulated runtime), run as one
 	// `kstep hollow-nodes` process.
 	Nodes int `json:"nodes"`
+	// RealNodes are real nodes (containerd + runc + CNI + kubelet) beside
+	// the hollow ones, when this machine can run them (root on Linux and
+	// the node binaries); otherwise the run says why and goes on without.
+	RealNodes int `json:"realNodes"`
 	// LatencyProfile is the hollow runtime's behaviour: zero, realistic,
 	// flaky or a file (see cluster/kubelet/simruntime).
 	LatencyProfile string `json:"latencyProfile"`
@@ -84,8 +88,8 @@ func (p *Profile) Validate() error {
 	return p.Job.Validate()
 }
 
-func builtin(name string, objects int, replicas int32, nodes int, qps float64, burst int, ready time.Duration) Profile {
-	p := Profile{Name: name, Cluster: ClusterShape{Nodes: nodes}, Job: loadgen.Job{
+func builtin(name string, objects int, replicas int32, real, nodes int, qps float64, burst int, ready time.Duration) Profile {
+	p := Profile{Name: name, Cluster: ClusterShape{Nodes: nodes, RealNodes: real}, Job: loadgen.Job{
 		Name: name, Count: objects, QPS: qps, Burst: burst,
 		Namespaces: []string{"kstep-load-0", "kstep-load-1"},
 		Object:     loadgen.ObjectTemplate{Replicas: replicas},
@@ -98,9 +102,10 @@ func builtin(name string, objects int, replicas int32, nodes int, qps float64, b
 
 // Builtin profiles by name.
 var Builtin = map[string]Profile{
-	"quick":   builtin("quick", 200, 1, 50, 20, 5, 5*time.Minute),
-	"nightly": builtin("nightly", 2000, 3, 500, 50, 10, 20*time.Minute),
-	"scale":   builtin("scale", 5000, 1, 1000, 100, 20, 30*time.Minute),
+	// quick and nightly add 2 real nodes when the machine can run them.
+	"quick":   builtin("quick", 200, 1, 2, 50, 20, 5, 5*time.Minute),
+	"nightly": builtin("nightly", 2000, 3, 2, 500, 50, 10, 20*time.Minute),
+	"scale":   builtin("scale", 5000, 1, 0, 1000, 100, 20, 30*time.Minute),
 }
 
 // LoadProfile returns the built-in profile of that name or reads a file.

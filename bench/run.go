@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -96,6 +94,18 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	cfg.Binary, cfg.StateDir, cfg.TraceDir = opts.Binary, state, traces
 	cfg.EtcdMembers, cfg.APIServers = prof.Cluster.EtcdMembers, prof.Cluster.APIServers
 	cfg.ControllerManagers, cfg.Schedulers = prof.Cluster.ControllerManagers, prof.Cluster.Schedulers
+	cfg.HollowNodes = prof.Cluster.Nodes
+	cfg.HollowArgs = []string{"--latency-profile=" + prof.Cluster.LatencyProfile}
+	cfg.Nodes = prof.Cluster.RealNodes
+	if err := process.CanRunRealNodes(cfg); cfg.Nodes > 0 && err != nil {
+		logf("no real nodes in this run: %v", err)
+		cfg.Nodes = 0
+	}
+	if cfg.Nodes > 0 {
+		run.Runtime = "containerd+hollow"
+		run.Cluster.NodeKind = fmt.Sprintf("%d real (containerd) + %d hollow (%s)", cfg.Nodes, cfg.HollowNodes, prof.Cluster.LatencyProfile)
+		run.Cluster.Nodes = cfg.Nodes + cfg.HollowNodes
+	}
 	cfg.ReadyTimeout = 2 * time.Minute
 	p, err := process.New(cfg)
 	if err != nil {
@@ -131,25 +141,8 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	}
 
 	nodesLog := filepath.Join(state, "logs", "hollow-nodes.log")
-	hollow, err := startHollow(opts.Binary, prof.Cluster, p.Kubeconfig(), filepath.Join(traces, "hollow-nodes.jsonl"), nodesLog)
-	if err != nil {
-		down()
-		return nil, err
-	}
-	stopHollow := func() {
-		_ = hollow.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = hollow.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = hollow.Process.Kill()
-			<-done
-		}
-	}
-	logf("waiting for %d hollow nodes Ready", prof.Cluster.Nodes)
-	if err := waitNodes(ctx, cs, prof.Cluster.Nodes, 3*time.Minute); err != nil {
-		stopHollow()
+	logf("waiting for %d nodes Ready", cfg.Nodes+cfg.HollowNodes)
+	if err := waitNodes(ctx, cs, cfg.Nodes+cfg.HollowNodes, 3*time.Minute); err != nil {
 		down()
 		return nil, fmt.Errorf("%w (log: %s)", err, nodesLog)
 	}
@@ -160,7 +153,6 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		invalid("load job: %v", lerr)
 	}
 	logf("tearing down")
-	stopHollow()
 	down()
 	run.DurationS = time.Since(started).Seconds()
 
@@ -220,23 +212,6 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		return nil, err
 	}
 	return run, nil
-}
-
-func startHollow(bin string, c ClusterShape, kubeconfig, traceFile, logPath string) (*exec.Cmd, error) {
-	lf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, "hollow-nodes", "--count", strconv.Itoa(c.Nodes), "--kubeconfig", kubeconfig,
-		"--trace-file", traceFile, "--latency-profile", c.LatencyProfile)
-	cmd.Stdout, cmd.Stderr = lf, lf
-	// Die with us.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		lf.Close()
-		return nil, fmt.Errorf("hollow-nodes: %w", err)
-	}
-	return cmd, nil
 }
 
 func waitNodes(ctx context.Context, cs kubernetes.Interface, want int, timeout time.Duration) error {

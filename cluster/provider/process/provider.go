@@ -880,6 +880,15 @@ func (p *Provider) checkRealNodes() error {
 	if p.cfg.Nodes == 0 {
 		return nil
 	}
+	cfg := p.cfg
+	cfg.Binary = p.binary
+	return CanRunRealNodes(cfg)
+}
+
+// CanRunRealNodes reports why real nodes cannot run on this machine with
+// cfg's binary, or nil when they can: they need Linux, root, and the node
+// binaries next to the kstep binary (make build).
+func CanRunRealNodes(cfg Config) error {
 	const instead = "; use --hollow-nodes N (kubelets over a simulated runtime) instead"
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("real nodes need Linux (this is %s)%s", runtime.GOOS, instead)
@@ -887,10 +896,18 @@ func (p *Provider) checkRealNodes() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("real nodes need root: containerd mounts, creates network namespaces and bridges%s", instead)
 	}
-	bin := filepath.Dir(p.binary)
+	binary := cfg.Binary
+	if binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("locating the kstep binary: %w", err)
+		}
+		binary = exe
+	}
+	bin := filepath.Dir(binary)
 	for _, b := range []string{"containerd", "containerd-shim-runc-v2", "runc", "bridge", "host-local", "loopback", "portmap", "kstep-app", "kstep-pause"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			return fmt.Errorf("real nodes need %s next to %s (run make build, which runs make node-bins): %w%s", b, p.binary, err, instead)
+			return fmt.Errorf("real nodes need %s next to %s (run make build, which runs make node-bins): %w%s", b, binary, err, instead)
 		}
 	}
 	return nil

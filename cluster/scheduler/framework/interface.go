@@ -40,7 +40,8 @@ type PostFilterPlugin interface {
 }
 
 // PreScorePlugin runs once per cycle before Score, with the feasible
-// nodes. Skip means its Score has nothing to say for this pod.
+// nodes. Skip means its Score has nothing to say for this pod. The nodes
+// slice is reused by the next cycle: keep what is needed, not the slice.
 type PreScorePlugin interface {
 	Plugin
 	PreScore(ctx context.Context, state *CycleState, pod *corev1.Pod, nodes []*NodeInfo) *Status

@@ -1,0 +1,148 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// syncBuffer is a bytes.Buffer safe for the tracer's writer goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// Under concurrent emitters with room in the buffer, every event arrives,
+// decodes, and each emitter's events keep their order and timestamps.
+func TestNoLossAndOrderUnderLoad(t *testing.T) {
+	const emitters, each = 8, 5000
+	var out syncBuffer
+	tr := New("test", &out, emitters*each)
+	var wg sync.WaitGroup
+	for e := range emitters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				tr.Emit(PodBound, "Pod", fmt.Sprint("ns", e), fmt.Sprint("p", i), types.UID(fmt.Sprint(e, "-", i)))
+			}
+		}()
+	}
+	wg.Wait()
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Dropped() != 0 || tr.Written() != emitters*each {
+		t.Fatalf("dropped %d, written %d", tr.Dropped(), tr.Written())
+	}
+	last := map[string]int{}
+	lastTS := map[string]int64{}
+	sc := bufio.NewScanner(&out.b)
+	n := 0
+	for sc.Scan() {
+		var ev Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %d: %v: %s", n, err, sc.Text())
+		}
+		var i int
+		fmt.Sscanf(ev.Name, "p%d", &i)
+		if prev, ok := last[ev.Namespace]; ok && i != prev+1 {
+			t.Fatalf("%s: event p%d after p%d", ev.Namespace, i, prev)
+		}
+		if ev.TS < lastTS[ev.Namespace] {
+			t.Fatalf("%s: timestamp went back", ev.Namespace)
+		}
+		last[ev.Namespace], lastTS[ev.Namespace] = i, ev.TS
+		if ev.Step != PodBound || ev.Actor != "test" || ev.Kind != "Pod" {
+			t.Fatalf("fields: %+v", ev)
+		}
+		n++
+	}
+	if n != emitters*each {
+		t.Fatalf("decoded %d events", n)
+	}
+}
+
+// blockingWriter blocks every write until released.
+type blockingWriter struct{ release chan struct{} }
+
+func (b *blockingWriter) Write(p []byte) (int, error) { <-b.release; return len(p), nil }
+
+// A stalled sink never blocks Emit: the overflow is dropped and counted.
+func TestFullBufferDropsAndCounts(t *testing.T) {
+	w := &blockingWriter{release: make(chan struct{})}
+	tr := New("test", w, 4)
+	start := time.Now()
+	for i := range 1000 {
+		tr.Emit(PodScheduled, "Pod", "ns", fmt.Sprint(i), "")
+	}
+	if time.Since(start) > time.Second {
+		t.Fatal("Emit blocked on a stalled sink")
+	}
+	if tr.Dropped() < 990 {
+		t.Fatalf("dropped %d of 1000 with a buffer of 4", tr.Dropped())
+	}
+	close(w.release)
+	_ = tr.Close()
+	if tr.Dropped()+tr.Written() != 1000 {
+		t.Fatalf("dropped %d + written %d != 1000", tr.Dropped(), tr.Written())
+	}
+}
+
+func TestNilTracerIsSilent(t *testing.T) {
+	var tr *Tracer
+	tr.Emit(PodBound, "Pod", "a", "b", "c")
+	if tr.Dropped() != 0 || tr.Close() != nil {
+		t.Fatal("nil tracer")
+	}
+}
+
+func TestEscaping(t *testing.T) {
+	var out syncBuffer
+	tr := New("a\"ctor", &out, 10)
+	tr.Emit("s", "K", "ns", "na\\me\n", "u")
+	_ = tr.Close()
+	var ev Event
+	if err := json.Unmarshal(bytes.TrimSpace(out.b.Bytes()), &ev); err != nil || ev.Actor != "a\"ctor" || ev.Name != "na\\me\n" {
+		t.Fatalf("%v %+v %s", err, ev, out.b.String())
+	}
+}
+
+// BenchmarkEmit is the cost an actor pays per step stamp on its hot path.
+func BenchmarkEmit(b *testing.B) {
+	tr := New("bench", io.Discard, DefaultBuffer)
+	defer tr.Close()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			tr.Emit(PodBound, "Pod", "kstep-load-0", "web-abcde", "0b7e5c3a-1f2d-4c5e-9a8b-7c6d5e4f3a2b")
+		}
+	})
+	b.StopTimer()
+	if d := tr.Dropped(); d > 0 {
+		b.ReportMetric(float64(d)/float64(b.N), "dropped/op")
+	}
+}
+
+// BenchmarkWrite is the writer goroutine's cost per event (encode + write).
+func BenchmarkWrite(b *testing.B) {
+	ev := Event{TS: time.Now().UnixNano(), Step: PodBound, Actor: "scheduler-0", Kind: "Pod", Namespace: "kstep-load-0", Name: "web-abcde", UID: "0b7e5c3a-1f2d-4c5e-9a8b-7c6d5e4f3a2b"}
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for range b.N {
+		buf = appendJSON(buf[:0], &ev)
+	}
+}
