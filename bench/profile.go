@@ -62,7 +62,7 @@ func (p *Profile) defaults() {
 	if c.Schedulers == 0 {
 		c.Schedulers = 2
 	}
-	if c.Nodes == 0 {
+	if c.Nodes == 0 && c.RealNodes == 0 {
 		c.Nodes = 50
 	}
 	if c.LatencyProfile == "" {
@@ -82,7 +82,7 @@ func (p *Profile) Validate() error {
 	if p.Name == "" {
 		return fmt.Errorf("profile: name is empty")
 	}
-	if p.Cluster.Nodes < 1 || p.Cluster.APIServers < 1 || p.Cluster.ControllerManagers < 1 || p.Cluster.Schedulers < 1 {
+	if p.Cluster.Nodes+p.Cluster.RealNodes < 1 || p.Cluster.Nodes < 0 || p.Cluster.RealNodes < 0 || p.Cluster.APIServers < 1 || p.Cluster.ControllerManagers < 1 || p.Cluster.Schedulers < 1 {
 		return fmt.Errorf("profile %q: cluster needs at least one node, apiserver, controller-manager and scheduler: %+v", p.Name, p.Cluster)
 	}
 	return p.Job.Validate()
@@ -92,7 +92,7 @@ func builtin(name string, objects int, replicas int32, real, nodes int, qps floa
 	p := Profile{Name: name, Cluster: ClusterShape{Nodes: nodes, RealNodes: real}, Job: loadgen.Job{
 		Name: name, Count: objects, QPS: qps, Burst: burst,
 		Namespaces: []string{"kstep-load-0", "kstep-load-1"},
-		Object:     loadgen.ObjectTemplate{Replicas: replicas},
+		Object:     loadgen.ObjectTemplate{Replicas: replicas, ReadinessProbe: true},
 		Timeouts:   loadgen.Timeouts{Ready: loadgen.Duration{Duration: ready}},
 		Phases:     loadgen.Phases{Delete: false},
 	}}

@@ -59,6 +59,9 @@ type ObjectTemplate struct {
 	CPU string `json:"cpu"`
 	// NamePrefix: object i is <prefix><i>.
 	NamePrefix string `json:"namePrefix"`
+	// ReadinessProbe gives the container an HTTP readiness probe on
+	// :8080/readyz (kstep-app serves it), so Ready means the probe passed.
+	ReadinessProbe bool `json:"readinessProbe"`
 }
 
 // Phases are run in order: create → wait Ready → (scale → wait Ready) → delete.

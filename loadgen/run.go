@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -388,6 +389,12 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 // template is the pod template of every copy.
 func template(job *Job, labels map[string]string) corev1.PodTemplateSpec {
 	c := corev1.Container{Name: "app", Image: job.Object.Image}
+	if job.Object.ReadinessProbe {
+		// kstep-app answers /readyz once its START_DELAY has passed.
+		c.Ports = []corev1.ContainerPort{{ContainerPort: 8080}}
+		c.ReadinessProbe = &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
+			HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}}
+	}
 	if job.Object.CPU != "" {
 		c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(job.Object.CPU)}
 	}

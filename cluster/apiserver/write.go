@@ -312,6 +312,9 @@ func (q *request) bind() error {
 		if pod.Spec.NodeName != "" {
 			return nil, apierrors.NewConflict(q.gr(), pod.Name, fmt.Errorf("pod %s is already assigned to node %q", pod.Name, pod.Spec.NodeName))
 		}
+		if len(pod.Spec.SchedulingGates) > 0 {
+			return nil, apierrors.NewConflict(q.gr(), pod.Name, fmt.Errorf("pod %s has non-empty .spec.schedulingGates", pod.Name))
+		}
 		pod.Spec.NodeName = b.Target.Name
 		setPodCondition(&pod.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now})
 		return pod, nil

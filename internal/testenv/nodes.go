@@ -81,6 +81,8 @@ func (n *Nodes) isPaused(name string) bool {
 }
 
 func (n *Nodes) owns(name string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	for _, x := range n.names {
 		if x == name {
 			return true

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -180,6 +181,10 @@ func TestRealNodes(t *testing.T) {
 	})
 	time.Sleep(5 * time.Second) // a duplicating kubelet would have started containers by now
 	sbAfter, ctrsAfter := runtimeState(t, nodeDir(victim))
+	slices.Sort(sbBefore)
+	slices.Sort(sbAfter)
+	slices.Sort(ctrsBefore)
+	slices.Sort(ctrsAfter)
 	if fmt.Sprint(sbAfter) != fmt.Sprint(sbBefore) || fmt.Sprint(ctrsAfter) != fmt.Sprint(ctrsBefore) {
 		t.Fatalf("after the kubelet restart: sandboxes %v → %v, containers %v → %v", sbBefore, sbAfter, ctrsBefore, ctrsAfter)
 	}

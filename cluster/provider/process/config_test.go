@@ -34,6 +34,9 @@ func TestConfigValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
 			c.EtcdMembers, c.APIServers, c.StateDir = tc.members, tc.apiservers, tc.stateDir
+			if tc.apiservers == 0 {
+				c.ControllerManagers, c.Schedulers = 0, 0 // they need an apiserver
+			}
 			err := c.Validate()
 			switch {
 			case tc.want == "" && err != nil:

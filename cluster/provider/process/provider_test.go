@@ -44,6 +44,9 @@ func newCluster(t *testing.T, bin string, members, apiservers int, mutate ...fun
 	cfg.Binary = bin
 	cfg.EtcdMembers = members
 	cfg.APIServers = apiservers
+	// These tests are about etcd and apiservers (some with a stand-in
+	// binary); the leader-elected actors are tested end to end in test/e2e.
+	cfg.ControllerManagers, cfg.Schedulers = 0, 0
 	cfg.ReadyTimeout = 30 * time.Second
 	cfg.StopGrace = 5 * time.Second
 	for _, m := range mutate {
