@@ -1,0 +1,82 @@
+package testenv
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/controller"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+)
+
+// ControllerContext builds what the controller-manager would hand a controller.
+func ControllerContext(t testing.TB, cfg *rest.Config) *controller.Context {
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	b := record.NewBroadcaster()
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	t.Cleanup(b.Shutdown)
+	level := slog.LevelWarn
+	if os.Getenv("KSTEP_TEST_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	return &controller.Context{
+		Client:    cs,
+		Informers: informers.NewSharedInformerFactory(cs, 0),
+		Recorder:  b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "test"}),
+		Log:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		Now:       time.Now,
+		Options:   controller.DefaultOptions(),
+	}
+}
+
+// RunController starts the factory after New, as the manager does, and the
+// controller; both stop at cleanup.
+func RunController(t testing.TB, c controller.Controller, cc *controller.Context) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cc.Informers.Start(ctx.Done())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		cc.Informers.Shutdown()
+	})
+}
+
+// Eventually polls cond until it holds or the timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		last = err
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s (last: %v)", timeout, what, last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Consistently checks that cond holds for the whole duration.
+func Consistently(t testing.TB, d time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if ok, err := cond(); !ok {
+			t.Fatalf("%s stopped holding: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
