@@ -4,14 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -91,41 +89,7 @@ func (e *Controller) Name() string { return "endpoints" }
 
 // Run syncs until ctx ends.
 func (e *Controller) Run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	defer e.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), e.synced...) {
-		return
-	}
-	var wg sync.WaitGroup
-	for range e.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for e.processNext(ctx) {
-			}
-		}()
-	}
-	<-ctx.Done()
-	e.queue.ShutDown()
-	wg.Wait()
-}
-
-func (e *Controller) processNext(ctx context.Context) bool {
-	key, quit := e.queue.Get()
-	if quit {
-		return false
-	}
-	defer e.queue.Done(key)
-	err := e.syncHandler(ctx, key)
-	switch {
-	case err == nil:
-		e.queue.Forget(key)
-	case ctx.Err() != nil:
-	default:
-		e.log.Debug("sync failed, requeued", "key", key, "err", err)
-		e.queue.AddRateLimited(key)
-	}
-	return true
+	controller.RunWorkers(ctx, e.queue, e.workers, e.synced, func(ctx context.Context, k string) error { return e.syncHandler(ctx, k) }, e.log)
 }
 
 func (e *Controller) enqueue(obj any) {

@@ -4,13 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"slices"
-	"sync"
 
 	"github.com/kstep-dev/kstep/cluster/controller"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -57,41 +55,7 @@ func (gc *Controller) Name() string { return "garbagecollector" }
 
 // Run collects until ctx ends.
 func (gc *Controller) Run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	defer gc.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), gc.synced...) {
-		return
-	}
-	var wg sync.WaitGroup
-	for range gc.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for gc.processNext(ctx) {
-			}
-		}()
-	}
-	<-ctx.Done()
-	gc.queue.ShutDown()
-	wg.Wait()
-}
-
-func (gc *Controller) processNext(ctx context.Context) bool {
-	key, quit := gc.queue.Get()
-	if quit {
-		return false
-	}
-	defer gc.queue.Done(key)
-	err := gc.syncHandler(ctx, key)
-	switch {
-	case err == nil:
-		gc.queue.Forget(key)
-	case ctx.Err() != nil:
-	default:
-		gc.log.Debug("sync failed, requeued", "key", key.String(), "err", err)
-		gc.queue.AddRateLimited(key)
-	}
-	return true
+	controller.RunWorkers(ctx, gc.queue, gc.workers, gc.synced, func(ctx context.Context, k objectKey) error { return gc.syncHandler(ctx, k) }, gc.log)
 }
 
 // The handlers only turn events into keys. An object is looked at when it

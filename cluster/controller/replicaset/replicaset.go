@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -92,41 +91,7 @@ func (r *Controller) Name() string { return "replicaset" }
 
 // Run syncs until ctx ends.
 func (r *Controller) Run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	defer r.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), r.synced...) {
-		return
-	}
-	var wg sync.WaitGroup
-	for range r.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r.processNext(ctx) {
-			}
-		}()
-	}
-	<-ctx.Done()
-	r.queue.ShutDown()
-	wg.Wait()
-}
-
-func (r *Controller) processNext(ctx context.Context) bool {
-	key, quit := r.queue.Get()
-	if quit {
-		return false
-	}
-	defer r.queue.Done(key)
-	err := r.syncHandler(ctx, key)
-	switch {
-	case err == nil:
-		r.queue.Forget(key)
-	case ctx.Err() != nil:
-	default:
-		r.log.Debug("sync failed, requeued", "key", key, "err", err)
-		r.queue.AddRateLimited(key)
-	}
-	return true
+	controller.RunWorkers(ctx, r.queue, r.workers, r.synced, func(ctx context.Context, k string) error { return r.syncHandler(ctx, k) }, r.log)
 }
 
 func keyOf(obj any) (string, bool) {

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/kstep-dev/kstep/cluster/controller"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -85,41 +83,7 @@ func (sc *Controller) deleteAccount(obj any) {
 
 // Run ensures ServiceAccounts until ctx ends.
 func (sc *Controller) Run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	defer sc.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), sc.synced...) {
-		return
-	}
-	var wg sync.WaitGroup
-	for range sc.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for sc.processNext(ctx) {
-			}
-		}()
-	}
-	<-ctx.Done()
-	sc.queue.ShutDown()
-	wg.Wait()
-}
-
-func (sc *Controller) processNext(ctx context.Context) bool {
-	key, quit := sc.queue.Get()
-	if quit {
-		return false
-	}
-	defer sc.queue.Done(key)
-	err := sc.syncHandler(ctx, key)
-	switch {
-	case err == nil:
-		sc.queue.Forget(key)
-	case ctx.Err() != nil:
-	default:
-		sc.log.Debug("sync failed, requeued", "namespace", key, "err", err)
-		sc.queue.AddRateLimited(key)
-	}
-	return true
+	controller.RunWorkers(ctx, sc.queue, sc.workers, sc.synced, func(ctx context.Context, k string) error { return sc.syncHandler(ctx, k) }, sc.log)
 }
 
 // sync creates the missing ServiceAccounts of one active namespace.
