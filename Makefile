@@ -74,8 +74,8 @@ image-bins:
 test: build
 	KSTEP_BIN=$(KSTEP_BIN) $(GO) test -count=1 -timeout 45m ./...
 
-# The main job: the step harness on the quick profile (200 ReplicaSets on
-# 50 hollow nodes); the run directory lands in results/runs/.
+# The main job: the step harness on the quick profile (200 ReplicaSets on 2
+# real nodes when possible + 50 hollow); the run lands in results/runs/.
 bench: build
 	$(BIN) bench --profile quick
 
