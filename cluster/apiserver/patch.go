@@ -75,7 +75,7 @@ func (q *request) patch() error {
 			return out, nil
 		})
 	}
-	obj, err := q.mutate(q.ri.Name, func(cur runtime.Object) (runtime.Object, error) {
+	obj, err := q.mutate(q.ri.Name, q.ri.Subresource, func(cur runtime.Object) (runtime.Object, error) {
 		orig, err := json.Marshal(cur)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)

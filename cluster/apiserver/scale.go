@@ -45,10 +45,8 @@ func validateScale(sc *autoscalingv1.Scale) error {
 // writeScale runs a scale write: next turns the current Scale into the
 // desired one.
 func (q *request) writeScale(next func(cur *autoscalingv1.Scale) (*autoscalingv1.Scale, error)) error {
-	sub := q.ri.Subresource
-	q.ri.Subresource = "" // the owner's spec is what changes
-	defer func() { q.ri.Subresource = sub }()
-	obj, err := q.mutate(q.ri.Name, func(cur runtime.Object) (runtime.Object, error) {
+	// The owner's spec is what changes: the main resource's rules apply.
+	obj, err := q.mutate(q.ri.Name, "", func(cur runtime.Object) (runtime.Object, error) {
 		sc, err := toScale(cur)
 		if err != nil {
 			return nil, err

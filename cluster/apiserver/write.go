@@ -40,9 +40,11 @@ func (q *request) toStorage(obj runtime.Object) runtime.Object {
 
 // admit runs mutating admission, validation and validating admission: the
 // part of the chain between the decoded request and storage.
-func (q *request) admit(op Operation, obj, old runtime.Object) error {
+// sub is the subresource whose rules apply: "" for the main resource (and
+// for scale, which writes the owner's spec), "status", "binding".
+func (q *request) admit(op Operation, sub string, obj, old runtime.Object) error {
 	m := objectMeta(obj)
-	req := &AdmissionRequest{Operation: op, Resource: q.res.gvr, Subresource: q.ri.Subresource,
+	req := &AdmissionRequest{Operation: op, Resource: q.res.gvr, Subresource: sub,
 		Namespace: m.Namespace, Name: m.Name, User: q.user, Object: obj, OldObject: old, DryRun: q.dryRun()}
 	for _, a := range q.s.chain.Mutating {
 		if err := a.Admit(q.ctx(), req); err != nil {
@@ -55,9 +57,9 @@ func (q *request) admit(op Operation, obj, old runtime.Object) error {
 		// A stored object is deletable whatever today's rules say of it.
 	case op == Create:
 		errs = validation.ValidateCreate(obj)
-	case q.ri.Subresource == "binding":
+	case sub == "binding":
 		// The Binding was validated; setting nodeName is its whole point.
-	case q.ri.Subresource == "status":
+	case sub == "status":
 		errs = validation.ValidateStatusUpdate(obj, old)
 	default:
 		errs = validation.ValidateUpdate(obj, old)
@@ -93,7 +95,7 @@ func (q *request) create() error {
 		return apierrors.NewInvalid(q.res.gvk().GroupKind(), "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 	}
 	prepareForCreate(q.res, obj, metav1.NewTime(q.s.now()))
-	if err := q.admit(Create, obj, nil); err != nil {
+	if err := q.admit(Create, "", obj, nil); err != nil {
 		return err
 	}
 	if q.res.namespaced {
@@ -140,7 +142,7 @@ func (q *request) errConflictRV(name string) error {
 // caller's to change) and returns the object to store. A conflict with a
 // concurrent writer is retried with the fresh object unless the client
 // pinned a resourceVersion, in which case it is the client's 409.
-func (q *request) mutate(name string, fn func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
 	sr := q.storageResource()
 	key := sr.key(q.ri.Namespace, name)
 	var cur runtime.Object
@@ -174,8 +176,8 @@ func (q *request) mutate(name string, fn func(cur runtime.Object) (runtime.Objec
 		if uid := objectMeta(obj).UID; uid != "" && uid != objectMeta(old).UID {
 			return nil, apierrors.NewConflict(q.gr(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, objectMeta(old).UID))
 		}
-		prepareForUpdate(sr, obj, old, q.ri.Subresource)
-		if err := q.admit(Update, q.fromStorage(obj), q.fromStorage(old)); err != nil {
+		prepareForUpdate(sr, obj, old, sub)
+		if err := q.admit(Update, sub, q.fromStorage(obj), q.fromStorage(old)); err != nil {
 			return nil, err
 		}
 		m := objectMeta(obj)
@@ -244,7 +246,7 @@ func (q *request) update() error {
 		return err
 	}
 	want := objectMeta(body).ResourceVersion
-	obj, err := q.mutate(q.ri.Name, func(cur runtime.Object) (runtime.Object, error) {
+	obj, err := q.mutate(q.ri.Name, q.ri.Subresource, func(cur runtime.Object) (runtime.Object, error) {
 		if err := q.checkRV(want, cur, q.ri.Name); err != nil {
 			return nil, err
 		}
@@ -298,7 +300,7 @@ func (q *request) bind() error {
 		return apierrors.NewInvalid(bindingGVK.GroupKind(), b.Name, errs)
 	}
 	now := metav1.NewTime(q.s.now())
-	obj, err := q.mutate(q.ri.Name, func(cur runtime.Object) (runtime.Object, error) {
+	obj, err := q.mutate(q.ri.Name, "binding", func(cur runtime.Object) (runtime.Object, error) {
 		pod := cur.(*corev1.Pod)
 		if b.UID != "" && b.UID != pod.UID {
 			return nil, apierrors.NewConflict(q.gr(), pod.Name, fmt.Errorf("precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
@@ -434,7 +436,7 @@ func (q *request) deleteOne(name string, opts *metav1.DeleteOptions) (runtime.Ob
 				return nil, false, apierrors.NewConflict(q.gr(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pc.ResourceVersion, m.ResourceVersion))
 			}
 		}
-		if err := q.admit(Delete, q.fromStorage(cur), q.fromStorage(cur)); err != nil {
+		if err := q.admit(Delete, "", q.fromStorage(cur), q.fromStorage(cur)); err != nil {
 			return nil, false, err
 		}
 		marked := cur.DeepCopyObject()

@@ -790,6 +790,9 @@ type Watcher struct {
 	initial []Item
 	minRV   int64 // live events at or below this are already covered
 	lastRV  int64 // the last revision delivered
+
+	// Timers reused across Next calls; only the watch's one reader uses them.
+	bookmark, expire *time.Timer
 }
 
 func (w *Watcher) itemFor(c *Cacher, ev *event) (Item, bool) {
@@ -820,9 +823,19 @@ func (w *Watcher) Next(ctx context.Context) (Item, error) {
 
 // NextWithin is Next with a deadline: ok is false when d passed first.
 func (w *Watcher) NextWithin(ctx context.Context, d time.Duration) (it Item, ok bool, err error) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	return w.next(ctx, t.C)
+	w.expire = resetTimer(w.expire, d)
+	return w.next(ctx, w.expire.C)
+}
+
+// resetTimer reuses t (one per watcher: Next runs on every event of every
+// watcher, and a fresh timer each time is garbage on the fan-out path). Since
+// Go 1.23 Reset also discards a value the old timer may have left.
+func resetTimer(t *time.Timer, d time.Duration) *time.Timer {
+	if t == nil {
+		return time.NewTimer(d)
+	}
+	t.Reset(d)
+	return t
 }
 
 func (w *Watcher) next(ctx context.Context, expire <-chan time.Time) (Item, bool, error) {
@@ -833,11 +846,11 @@ func (w *Watcher) next(ctx context.Context, expire <-chan time.Time) (Item, bool
 		w.lastRV = max(w.lastRV, it.Entry.RV)
 		return it, true, nil
 	}
+	// A bookmark is offered after BookmarkInterval without an item.
 	var tick <-chan time.Time
 	if w.opts.Bookmarks && w.opts.BookmarkInterval > 0 {
-		t := time.NewTimer(w.opts.BookmarkInterval)
-		defer t.Stop()
-		tick = t.C
+		w.bookmark = resetTimer(w.bookmark, w.opts.BookmarkInterval)
+		tick = w.bookmark.C
 	}
 	for {
 		select {
@@ -865,9 +878,7 @@ func (w *Watcher) next(ctx context.Context, expire <-chan time.Time) (Item, bool
 				w.lastRV = rv
 				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv)}, true, nil
 			}
-			t := time.NewTimer(w.opts.BookmarkInterval)
-			defer t.Stop()
-			tick = t.C
+			w.bookmark.Reset(w.opts.BookmarkInterval)
 		}
 	}
 }
@@ -881,4 +892,9 @@ func (w *Watcher) Stop() {
 	w.c.removeLocked(w)
 	w.c.mu.Unlock()
 	w.terminate()
+	for _, t := range []*time.Timer{w.bookmark, w.expire} {
+		if t != nil {
+			t.Stop()
+		}
+	}
 }

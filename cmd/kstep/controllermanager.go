@@ -46,7 +46,7 @@ Controllers: ` + strings.Join(manager.Names(), ", "),
 			}
 			defer t.Close()
 			cfg.Tracer = t
-			if err := serveOps(ctx, metricsAddr); err != nil {
+			if err := serveOps(ctx, metricsAddr, nil); err != nil {
 				return err
 			}
 			if err := manager.Run(ctx, cfg); err != nil {

@@ -86,7 +86,7 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 				}
 				return n
 			}
-			if err := serveKubeletOps(ctx, metricsAddr, func() error {
+			if err := serveOps(ctx, metricsAddr, func() error {
 				if n := registered(); n < count {
 					return fmt.Errorf("%d of %d nodes registered", n, count)
 				}

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/pprof"
 	"net/netip"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
@@ -190,7 +185,7 @@ kubelet adopts them.`,
 					return err
 				}
 			}
-			if err := serveKubeletOps(ctx, metricsAddr, func() error {
+			if err := serveOps(ctx, metricsAddr, func() error {
 				if !k.Registered() {
 					return errors.New("node not registered yet")
 				}
@@ -221,43 +216,4 @@ kubelet adopts them.`,
 	f.StringVar(&cfg.RuntimeHandler, "runtime-handler", "", "RunPodSandbox runtime handler (empty: the runtime's default)")
 	nf.add(f, true)
 	return cmd
-}
-
-// serveKubeletOps serves /healthz (200 while healthy returns nil, 503
-// otherwise: the process provider's readiness probe), /metrics and
-// /debug/pprof/ on addr until ctx ends. An empty addr serves nothing.
-func serveKubeletOps(ctx context.Context, addr string, healthy func() error) error {
-	if addr == "" {
-		return nil
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics listen %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if err := healthy(); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok"))
-	})
-	mux.Handle("/metrics", promhttp.Handler())
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintln(os.Stderr, "metrics server:", err)
-		}
-	}()
-	return nil
 }

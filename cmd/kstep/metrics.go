@@ -7,15 +7,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // serveOps serves an actor's operational endpoints on addr until ctx ends:
-// /healthz (the provider's readiness probe), /metrics (the default
-// Prometheus registry) and /debug/pprof/. An empty addr serves nothing.
-func serveOps(ctx context.Context, addr string) error {
+// /healthz (the provider's readiness probe: 200, or 503 while healthy,
+// when given, returns an error), /metrics (the default Prometheus registry)
+// and /debug/pprof/. An empty addr serves nothing.
+func serveOps(ctx context.Context, addr string, healthy func() error) error {
 	if addr == "" {
 		return nil
 	}
@@ -24,7 +26,15 @@ func serveOps(ctx context.Context, addr string) error {
 		return fmt.Errorf("metrics listen %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if healthy != nil {
+			if err := healthy(); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
 	mux.Handle("/metrics", promhttp.Handler())
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -39,7 +49,7 @@ func serveOps(ctx context.Context, addr string) error {
 	}()
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Println("metrics server:", err)
+			fmt.Fprintln(os.Stderr, "metrics server:", err)
 		}
 	}()
 	return nil

@@ -57,7 +57,7 @@ func (r *Controller) sync(ctx context.Context, key string) error {
 	if needsSync {
 		manageErr = r.manage(ctx, rs, key, active)
 	}
-	st := computeStatus(rs, pods, active, sel, manageErr, r.now())
+	st := computeStatus(rs, pods, active, manageErr, r.now())
 	if err := r.updateStatus(ctx, rs, st); err != nil {
 		return err
 	}
@@ -306,12 +306,12 @@ func available(p *corev1.Pod, minReady int32, now time.Time) bool {
 }
 
 // computeStatus derives the status from the pods: a pure function.
-func computeStatus(rs *appsv1.ReplicaSet, owned, active []*corev1.Pod, sel labels.Selector, manageErr error, now time.Time) appsv1.ReplicaSetStatus {
+func computeStatus(rs *appsv1.ReplicaSet, owned, active []*corev1.Pod, manageErr error, now time.Time) appsv1.ReplicaSetStatus {
 	st := appsv1.ReplicaSetStatus{ObservedGeneration: rs.Generation, Conditions: rs.Status.Conditions}
-	templateLabels := labels.Set(rs.Spec.Template.Labels)
+	templateLabels := labels.SelectorFromSet(rs.Spec.Template.Labels)
 	for _, p := range active {
 		st.Replicas++
-		if templateLabels.AsSelector().Matches(labels.Set(p.Labels)) {
+		if templateLabels.Matches(labels.Set(p.Labels)) {
 			st.FullyLabeledReplicas++
 		}
 		if podReady(p) {
@@ -327,7 +327,6 @@ func computeStatus(rs *appsv1.ReplicaSet, owned, active []*corev1.Pod, sel label
 		}
 	}
 	st.Conditions = setFailure(st.Conditions, manageErr, now)
-	_ = sel
 	return st
 }
 

@@ -463,9 +463,7 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 	}
 	r.refresh(c)
 	switch c.state {
-	case runtimeapi.ContainerState_CONTAINER_RUNNING:
-		c.exit(r.clock.Now().UnixNano(), 0, "Completed")
-	case runtimeapi.ContainerState_CONTAINER_CREATED:
+	case runtimeapi.ContainerState_CONTAINER_RUNNING, runtimeapi.ContainerState_CONTAINER_CREATED:
 		c.exit(r.clock.Now().UnixNano(), 0, "Completed")
 	}
 	return &runtimeapi.StopContainerResponse{}, nil
