@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 )
 
@@ -50,6 +51,9 @@ var (
 	ErrClusterRunning = errors.New("cluster is running")
 	// ErrNoCluster: the provider has no cluster to act on.
 	ErrNoCluster = errors.New("no cluster")
+	// ErrUnsupported: the provider cannot do this to this actor (e.g. a
+	// network partition of an actor whose traffic it does not control).
+	ErrUnsupported = errors.New("not supported by this provider")
 )
 
 // Provider runs a cluster somewhere: child processes, containers, or a
@@ -70,8 +74,19 @@ type Provider interface {
 	// Stop sends sig to the actor. For SIGKILL and SIGTERM it also waits for
 	// the actor to exit; SIGSTOP and SIGCONT pause and resume it.
 	Stop(ctx context.Context, actor string, sig os.Signal) error
+	// Pause freezes every process of the actor (SIGSTOP, docker pause) and
+	// returns once it is frozen; Unpause thaws it.
+	Pause(ctx context.Context, actor string) error
+	Unpause(ctx context.Context, actor string) error
+	// Partition cuts the actor off from its peers: nothing it sends or
+	// should receive gets through until Heal. Providers return
+	// ErrUnsupported for actors whose traffic they cannot cut.
+	Partition(ctx context.Context, actor string) error
+	Heal(ctx context.Context, actor string) error
+	// Logs is the actor's stdout and stderr so far.
+	Logs(ctx context.Context, actor string) (io.ReadCloser, error)
 	// Actors lists the cluster's actors in a stable order: etcd members first,
-	// then apiservers, each by index.
+	// then apiservers, each by index. Endpoint is where each is reached.
 	Actors() []Actor
 	// Kubeconfig is the path of a kubeconfig for the cluster, "" if it has no
 	// apiserver.
