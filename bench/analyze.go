@@ -193,6 +193,8 @@ func Analyze(in Input, r *results.Run) {
 		r.EndToEnd = results.Step{Step: endToEnd.step, Name: endToEnd.name, From: endToEnd.from[0], To: endToEnd.to, Verdict: results.NA}
 	}
 
+	r.Waterfalls = waterfalls(st, pods, uidFor, available)
+
 	// Completeness: every pod carries every step some actor of the run
 	// stamps (RS steps through its ReplicaSet).
 	r.Incomplete = nil
@@ -248,6 +250,46 @@ func Analyze(in Input, r *results.Run) {
 		}
 		r.Throughput.PerSecond = secs
 	}
+}
+
+// waterfalls picks the median and the p99 pod by end to end and lays out
+// every stamp of each after its first (the client's send).
+func waterfalls(st stamps, pods []loadgen.PodOwner, uidFor func(string, loadgen.PodOwner) types.UID, available func(string) bool) []results.Waterfall {
+	type timed struct {
+		p        loadgen.PodOwner
+		start, d int64
+	}
+	var done []timed
+	for _, p := range pods {
+		a, ok1 := st.at(loadgen.ClientRSSent, p.RSUID, math.MinInt64)
+		b, ok2 := st.at(trace.PodReadyObserved, p.UID, a)
+		if ok1 && ok2 {
+			done = append(done, timed{p, a, b - a})
+		}
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	sort.SliceStable(done, func(i, j int) bool { return done[i].d < done[j].d })
+	rank := func(q float64) int { return max(0, int(math.Ceil(q*float64(len(done))))-1) }
+	var out []results.Waterfall
+	for _, pick := range []struct {
+		label string
+		i     int
+	}{{"p50 pod", rank(0.50)}, {"p99 pod", rank(0.99)}} {
+		t := done[pick.i]
+		w := results.Waterfall{Label: pick.label, Namespace: t.p.Namespace, Name: t.p.Name, EndToEnd: float64(t.d) / 1e6}
+		for _, step := range allSteps {
+			if !available(step) {
+				continue
+			}
+			if at, ok := st.at(step, uidFor(step, t.p), t.start); ok {
+				w.Marks = append(w.Marks, results.Mark{Step: step, AtMS: float64(at-t.start) / 1e6})
+			}
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 func sortedUIDs(m map[types.UID]bool) []types.UID {

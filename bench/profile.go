@@ -92,7 +92,7 @@ func builtin(name string, objects int, replicas int32, real, nodes int, qps floa
 	p := Profile{Name: name, Cluster: ClusterShape{Nodes: nodes, RealNodes: real}, Job: loadgen.Job{
 		Name: name, Count: objects, QPS: qps, Burst: burst,
 		Namespaces: []string{"kstep-load-0", "kstep-load-1"},
-		Object:     loadgen.ObjectTemplate{Replicas: replicas, ReadinessProbe: true},
+		Object:     loadgen.ObjectTemplate{Replicas: replicas, ReadinessProbe: true, Service: true},
 		Timeouts:   loadgen.Timeouts{Ready: loadgen.Duration{Duration: ready}},
 		Phases:     loadgen.Phases{Delete: false},
 	}}

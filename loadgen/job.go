@@ -20,6 +20,8 @@ const (
 const (
 	KindReplicaSet = "ReplicaSet"
 	KindDeployment = "Deployment"
+	// KindService is written only alongside an object (ObjectTemplate.Service).
+	KindService = "Service"
 )
 
 // JobLabel is set on every object and pod template of a job, with the job's
@@ -62,6 +64,10 @@ type ObjectTemplate struct {
 	// ReadinessProbe gives the container an HTTP readiness probe on
 	// :8080/readyz (kstep-app serves it), so Ready means the probe passed.
 	ReadinessProbe bool `json:"readinessProbe"`
+	// Service gives each object a ClusterIP Service of the same name that
+	// selects its pods, created just before the object, so the endpoints
+	// controller lists each pod and step ⑧'s endpoints.updated is stamped.
+	Service bool `json:"service"`
 }
 
 // Phases are run in order: create → wait Ready → (scale → wait Ready) → delete.

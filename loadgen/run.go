@@ -284,6 +284,14 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 	cctx, cancel := context.WithTimeout(ctx, job.Timeouts.Create.Duration)
 	err = paced(cctx, job.Count, func(ctx context.Context, i int) error {
 		ns, name := nsOf(i), nameOf(i)
+		if job.Object.Service {
+			sent := now()
+			svc, err := cs.CoreV1().Services(ns).Create(ctx, service(job, ns, name), metav1.CreateOptions{})
+			if err != nil {
+				return fmt.Errorf("create Service %s/%s: %w", ns, name, err)
+			}
+			wl.add(Write{Op: "create", Kind: KindService, Namespace: ns, Name: name, UID: svc.UID, ResourceVersion: svc.ResourceVersion, SentNS: sent.UnixNano(), AckNS: now().UnixNano()})
+		}
 		sent := now()
 		uid, rv, kind, err := create(ctx, cs, job, ns, name)
 		ack := now()
@@ -367,6 +375,13 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 				return fmt.Errorf("delete %s/%s: %w", ns, name, err)
 			}
 			wl.add(Write{Op: "delete", Kind: job.Object.Kind, Namespace: ns, Name: name, SentNS: sent.UnixNano(), AckNS: now().UnixNano()})
+			if job.Object.Service {
+				sent := now()
+				if err := cs.CoreV1().Services(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+					return fmt.Errorf("delete Service %s/%s: %w", ns, name, err)
+				}
+				wl.add(Write{Op: "delete", Kind: KindService, Namespace: ns, Name: name, SentNS: sent.UnixNano(), AckNS: now().UnixNano()})
+			}
 			return nil
 		})
 		if err != nil {
@@ -399,6 +414,17 @@ func template(job *Job, labels map[string]string) corev1.PodTemplateSpec {
 		c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(job.Object.CPU)}
 	}
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{c}}}
+}
+
+// service selects the pods of object name.
+func service(job *Job, ns, name string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{JobLabel: job.Name}},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{JobLabel: job.Name, "app": name},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
 }
 
 func create(ctx context.Context, cs kubernetes.Interface, job *Job, ns, name string) (types.UID, string, string, error) {

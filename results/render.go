@@ -2,13 +2,12 @@ package results
 
 import (
 	"fmt"
-	"html"
 	"io"
-	"math"
 	"sort"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 func fmtMS(v float64) string {
@@ -21,6 +20,32 @@ func fmtMS(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// fmtLatency is fmtMS with its unit.
+func fmtLatency(v float64) string {
+	s := fmtMS(v)
+	if strings.HasSuffix(s, "s") {
+		return s
+	}
+	return s + " ms"
+}
+
+// fmtDrops lists each actor's trace drops in name order.
+func fmtDrops(r *Run) string {
+	names := make([]string, 0, len(r.Drops))
+	for n := range r.Drops {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, r.Drops[n])
+	}
+	if len(parts) == 0 {
+		return "none reported"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func documented(s Step) string {
@@ -42,14 +67,7 @@ var header = []any{"step", "transition", "n", "p50 ms", "p90 ms", "p99 ms", "max
 
 // Table renders the step table for a terminal.
 func Table(w io.Writer, r *Run) error {
-	t := tablewriter.NewWriter(w)
-	t.Header(header...)
-	for _, row := range rows(r) {
-		if err := t.Append(row); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
+	if err := termTable(w, header, rows(r)); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "throughput: %.1f pods/s to Ready over %d pods; valid: %v\n", r.Throughput.PodsPerS, r.Pods, r.Valid)
@@ -59,7 +77,30 @@ func Table(w io.Writer, r *Run) error {
 	if len(r.Unavailable) > 0 {
 		fmt.Fprintln(w, "unavailable (no actor of this run stamps them):", strings.Join(r.Unavailable, ", "))
 	}
+	if len(r.API) > 0 {
+		fmt.Fprintln(w, "\nAPI latency, busiest 8 (all in report.md):")
+		if err := termTable(w, apiHeader, apiRows(r, 8)); err != nil {
+			return err
+		}
+	}
+	if len(r.Actors) > 0 {
+		fmt.Fprintln(w, "\nactors:")
+		if err := termTable(w, actorHeader, actorRows(r)); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func termTable(w io.Writer, header []any, rows [][]string) error {
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+	t.Header(header...)
+	for _, row := range rows {
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	return t.Render()
 }
 
 // Markdown is report.md.
@@ -77,10 +118,8 @@ func Markdown(r *Run) string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("## Steps\n\n| " + strings.Join(strs(header), " | ") + " |\n|" + strings.Repeat("---|", len(header)) + "\n")
-	for _, row := range rows(r) {
-		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
-	}
+	b.WriteString("## Steps\n\n")
+	mdTable(&b, header, rows(r))
 	fmt.Fprintf(&b, "\nVerdicts compare p50 with the seed's documented range. Throughput: **%.1f pods/s** to Ready (%d pods, %d events).\n", r.Throughput.PodsPerS, r.Pods, r.Events)
 	if len(r.Throughput.PerSecond) > 0 {
 		fmt.Fprintf(&b, "\nPods Ready per second: %v\n", r.Throughput.PerSecond)
@@ -88,7 +127,10 @@ func Markdown(r *Run) string {
 	if len(r.Unavailable) > 0 {
 		fmt.Fprintf(&b, "\nUnavailable (no actor of this run stamps them, so not reported): %s\n", strings.Join(r.Unavailable, ", "))
 	}
-	fmt.Fprintf(&b, "\nTrace drops: %v", r.Drops)
+	writeWaterfallsMD(&b, r)
+	writeAPIMD(&b, r)
+	writeActorsMD(&b, r)
+	fmt.Fprintf(&b, "\nTrace drops: %s", fmtDrops(r))
 	if len(r.DropsUnknown) > 0 {
 		fmt.Fprintf(&b, "; not reported by: %s", strings.Join(r.DropsUnknown, ", "))
 	}
@@ -114,72 +156,86 @@ func strs(a []any) []string {
 	return out
 }
 
-// HTML is report.html: self-contained, one log-scale bar per step (p50 to
-// p99 beside the documented range) and the end-to-end CDF.
-func HTML(r *Run) string {
-	var b strings.Builder
-	b.WriteString("<!doctype html><meta charset=utf-8><title>kstep run " + html.EscapeString(r.ID) + "</title>")
-	b.WriteString("<style>body{font:14px sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}</style>")
-	b.WriteString("<h1>kstep run " + html.EscapeString(r.ID) + "</h1>")
-	fmt.Fprintf(&b, "<p>profile %s, provider %s, runtime %s, valid: <b>%v</b>, %.1f pods/s</p>", html.EscapeString(r.Profile), html.EscapeString(r.Provider), html.EscapeString(r.Runtime), r.Valid, r.Throughput.PodsPerS)
-	for _, why := range r.Invalid {
-		b.WriteString("<p style=color:#b00>invalid: " + html.EscapeString(why) + "</p>")
+// apiRows is the API latency table, busiest first, at most limit rows
+// (0: all).
+func apiRows(r *Run, limit int) [][]string {
+	var out [][]string
+	for i, a := range r.API {
+		if limit > 0 && i == limit {
+			break
+		}
+		out = append(out, []string{a.Verb, a.Resource, fmt.Sprint(a.Count), fmt.Sprint(a.Errors), fmtMS(a.MeanMS), fmtMS(a.P50MS), fmtMS(a.P99MS)})
 	}
-	steps := append(append([]Step(nil), r.Steps...), r.EndToEnd)
-	// Log scale from 0.01 ms to the largest value.
-	hi := 1.0
-	for _, s := range steps {
-		hi = math.Max(hi, s.Max)
-		if s.DocumentedMS != nil {
-			hi = math.Max(hi, s.DocumentedMS[1])
+	return out
+}
+
+var apiHeader = []any{"verb", "resource", "requests", "errors", "mean ms", "p50 ms", "p99 ms"}
+
+func actorRows(r *Run) [][]string {
+	var out [][]string
+	for _, a := range r.Actors {
+		out = append(out, []string{a.Actor, fmt.Sprintf("%.2f", a.CPUSeconds), fmt.Sprintf("%.1f", a.PeakRSSMB)})
+	}
+	return out
+}
+
+var actorHeader = []any{"actor", "cpu s", "peak rss MiB"}
+
+func mdTable(b *strings.Builder, header []any, rows [][]string) {
+	b.WriteString("| " + strings.Join(strs(header), " | ") + " |\n|" + strings.Repeat("---|", len(header)) + "\n")
+	for _, row := range rows {
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+}
+
+func writeWaterfallsMD(b *strings.Builder, r *Run) {
+	if len(r.Waterfalls) == 0 {
+		return
+	}
+	b.WriteString("\n## Waterfall: the median and the p99 pod\n\nms after the client sent the ReplicaSet.\n\n")
+	header := []any{"step"}
+	for _, w := range r.Waterfalls {
+		header = append(header, fmt.Sprintf("%s %s/%s (%s)", w.Label, w.Namespace, w.Name, fmtLatency(w.EndToEnd)))
+	}
+	var steps []string
+	seen := map[string]bool{}
+	for _, w := range r.Waterfalls {
+		for _, m := range w.Marks {
+			if !seen[m.Step] {
+				seen[m.Step] = true
+				steps = append(steps, m.Step)
+			}
 		}
 	}
-	const lo, left, width, rowH = 0.01, 330, 600, 22
-	x := func(v float64) float64 {
-		v = math.Max(v, lo)
-		return left + width*math.Log10(v/lo)/math.Log10(hi/lo)
-	}
-	h := rowH*len(steps) + 30
-	fmt.Fprintf(&b, "<h2>Steps (log scale; grey: documented range, blue: p50–p99, tick: p50)</h2><svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d'>", left+width+20, h)
-	for i, s := range steps {
-		y := float64(i*rowH + 5)
-		fmt.Fprintf(&b, "<text x='0' y='%.0f' font-size='12'>%s %s</text>", y+13, html.EscapeString(s.Step), html.EscapeString(s.Name))
-		if s.DocumentedMS != nil {
-			fmt.Fprintf(&b, "<rect x='%.1f' y='%.1f' width='%.1f' height='16' fill='#ddd'/>", x(s.DocumentedMS[0]), y, math.Max(1, x(s.DocumentedMS[1])-x(s.DocumentedMS[0])))
+	var rows [][]string
+	for _, st := range steps {
+		row := []string{st}
+		for _, w := range r.Waterfalls {
+			cell := "—"
+			for _, m := range w.Marks {
+				if m.Step == st {
+					cell = fmtMS(m.AtMS)
+				}
+			}
+			row = append(row, cell)
 		}
-		if s.Count > 0 {
-			fmt.Fprintf(&b, "<rect x='%.1f' y='%.1f' width='%.1f' height='8' fill='#36c'/>", x(s.P50), y+4, math.Max(1, x(s.P99)-x(s.P50)))
-			fmt.Fprintf(&b, "<line x1='%.1f' x2='%.1f' y1='%.1f' y2='%.1f' stroke='#000'/>", x(s.P50), x(s.P50), y, y+16)
-		}
+		rows = append(rows, row)
 	}
-	for d := lo; d <= hi*1.001; d *= 10 {
-		fmt.Fprintf(&b, "<text x='%.1f' y='%d' font-size='10'>%s</text>", x(d), h-5, fmtMS(d))
+	mdTable(b, header, rows)
+}
+
+func writeAPIMD(b *strings.Builder, r *Run) {
+	if len(r.API) == 0 {
+		return
 	}
-	b.WriteString("</svg>")
-	if e := r.EndToEnd.SamplesMS; len(e) > 0 {
-		s := append([]float64(nil), e...)
-		sort.Float64s(s)
-		const cw, ch = 600, 300
-		mx := math.Max(s[len(s)-1], 1e-9)
-		fmt.Fprintf(&b, "<h2>End to end CDF (0–%s ms)</h2><svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d'><polyline fill='none' stroke='#36c' points='", fmtMS(mx), cw+10, ch+10)
-		step := max(1, len(s)/500)
-		for i := 0; i < len(s); i += step {
-			fmt.Fprintf(&b, "%.1f,%.1f ", 5+cw*s[i]/mx, 5+ch*(1-float64(i+1)/float64(len(s))))
-		}
-		fmt.Fprintf(&b, "%.1f,5'/></svg>", 5+float64(cw))
+	b.WriteString("\n## API latency by verb and resource\n\nEvery client's requests, from the apiservers' `/metrics` (quantiles interpolated in histogram buckets).\n\n")
+	mdTable(b, apiHeader, apiRows(r, 0))
+}
+
+func writeActorsMD(b *strings.Builder, r *Run) {
+	if len(r.Actors) == 0 {
+		return
 	}
-	b.WriteString("<h2>Table</h2><table><tr>")
-	for _, hd := range header {
-		b.WriteString("<th>" + html.EscapeString(fmt.Sprint(hd)) + "</th>")
-	}
-	b.WriteString("</tr>")
-	for _, row := range rows(r) {
-		b.WriteString("<tr>")
-		for _, c := range row {
-			b.WriteString("<td>" + html.EscapeString(c) + "</td>")
-		}
-		b.WriteString("</tr>")
-	}
-	b.WriteString("</table>")
-	return b.String()
+	b.WriteString("\n## Actors: CPU and memory\n\n")
+	mdTable(b, actorHeader, actorRows(r))
 }

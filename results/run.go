@@ -39,6 +39,50 @@ type Run struct {
 	DropsUnknown []string          `json:"drops_unknown,omitempty"`
 	Pods         int               `json:"pods"`
 	Events       int               `json:"events"`
+	// Waterfalls are the median and the p99 pod (by end to end), step by
+	// step: when each stamp happened after the client sent the ReplicaSet.
+	Waterfalls []Waterfall `json:"waterfalls,omitempty"`
+	// API is request latency by verb and resource, summed over every
+	// apiserver's /metrics at the end of the load: every client's requests
+	// (controllers, schedulers, kubelets and the load generator).
+	API []APILatency `json:"api,omitempty"`
+	// Actors is what each actor's processes consumed over the run.
+	Actors []ActorUsage `json:"actors,omitempty"`
+}
+
+// Waterfall is one pod's path through the steps.
+type Waterfall struct {
+	Label     string  `json:"label"` // "p50 pod", "p99 pod"
+	Namespace string  `json:"namespace"`
+	Name      string  `json:"name"`
+	EndToEnd  float64 `json:"end_to_end_ms"`
+	Marks     []Mark  `json:"marks"`
+}
+
+// Mark is one step's stamp, in ms after the pod's first stamp.
+type Mark struct {
+	Step string  `json:"step"`
+	AtMS float64 `json:"at_ms"`
+}
+
+// APILatency is one verb on one resource, from the apiservers' request
+// duration histograms. Quantiles are interpolated within histogram buckets,
+// as Prometheus's histogram_quantile does.
+type APILatency struct {
+	Verb     string  `json:"verb"`
+	Resource string  `json:"resource"` // group/resource/subresource, core group empty
+	Count    uint64  `json:"count"`
+	Errors   uint64  `json:"errors"` // 5xx and 429 responses
+	MeanMS   float64 `json:"mean_ms"`
+	P50MS    float64 `json:"p50_ms"`
+	P99MS    float64 `json:"p99_ms"`
+}
+
+// ActorUsage is one actor's CPU time and peak resident memory.
+type ActorUsage struct {
+	Actor      string  `json:"actor"`
+	CPUSeconds float64 `json:"cpu_s"`
+	PeakRSSMB  float64 `json:"peak_rss_mb"`
 }
 
 // Cluster is the shape of the cluster a run measured.

@@ -92,3 +92,18 @@ type Provider interface {
 	// apiserver.
 	Kubeconfig() string
 }
+
+// Usage is what an actor's processes consumed: CPU (user + system, the actor
+// and every child it reaped) and the largest resident set any of them had.
+type Usage struct {
+	CPUSeconds   float64 `json:"cpu_s"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+}
+
+// UsageReporter is implemented by providers that account each actor's
+// resource use. Usage covers the processes that have exited (every process of
+// a cluster after Down), summed over restarts; an actor that never exited
+// under this provider is absent.
+type UsageReporter interface {
+	Usage() map[string]Usage
+}

@@ -171,16 +171,37 @@ func appendField(b []byte, k, v string) []byte {
 	return append(b, '"')
 }
 
-// Close stops accepting events, writes what is buffered, and closes the
-// sink. Emit after Close panics; call it once, at the end.
+// Summary is the last record a tracer writes: how many events it wrote and
+// dropped. A sink without one was not closed (its process was killed), so
+// nothing proves it lost no events.
+type Summary struct {
+	Actor    string `json:"actor"`
+	Written  uint64 `json:"written"`
+	Dropped  uint64 `json:"dropped"`
+	ClosedNS int64  `json:"closed_ns"`
+}
+
+// Close stops accepting events, writes what is buffered and the closing
+// Summary record, and closes the sink. Emit after Close panics; call it once,
+// at the end.
 func (t *Tracer) Close() error {
 	if t == nil {
 		return nil
 	}
-	t.once.Do(func() { close(t.ch) })
+	var err error
+	t.once.Do(func() {
+		close(t.ch)
+		<-t.done
+		rec, _ := json.Marshal(struct {
+			S Summary `json:"trace_summary"`
+		}{Summary{Actor: t.actor, Written: t.written.Load(), Dropped: t.dropped.Load(), ClosedNS: t.now().UnixNano()}})
+		_, err = t.out.Write(append(rec, '\n'))
+		if t.closer != nil {
+			if cerr := t.closer.Close(); err == nil {
+				err = cerr
+			}
+		}
+	})
 	<-t.done
-	if t.closer != nil {
-		return t.closer.Close()
-	}
-	return nil
+	return err
 }

@@ -1,11 +1,10 @@
 package trace
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,15 +47,17 @@ func TestNoLossAndOrderUnderLoad(t *testing.T) {
 	if tr.Dropped() != 0 || tr.Written() != emitters*each {
 		t.Fatalf("dropped %d, written %d", tr.Dropped(), tr.Written())
 	}
+	events, sum, err := Read(&out.b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum == nil || sum.Actor != "test" || sum.Written != emitters*each || sum.Dropped != 0 {
+		t.Fatalf("closing summary %+v", sum)
+	}
 	last := map[string]int{}
 	lastTS := map[string]int64{}
-	sc := bufio.NewScanner(&out.b)
 	n := 0
-	for sc.Scan() {
-		var ev Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("line %d: %v: %s", n, err, sc.Text())
-		}
+	for _, ev := range events {
 		var i int
 		fmt.Sscanf(ev.Name, "p%d", &i)
 		if prev, ok := last[ev.Namespace]; ok && i != prev+1 {
@@ -102,6 +103,34 @@ func TestFullBufferDropsAndCounts(t *testing.T) {
 	}
 }
 
+// The closing summary carries the drop count; a sink without one (its
+// process was killed) and a torn last line read as such.
+func TestReadSummaryAndTornTail(t *testing.T) {
+	var out syncBuffer
+	tr := New("kubelet-n1", &out, 2)
+	for i := range 3 {
+		tr.Emit(PodBound, "Pod", "ns", fmt.Sprint(i), "")
+	}
+	_ = tr.Close()
+	evs, sum, err := Read(bytes.NewReader(out.b.Bytes()))
+	if err != nil || sum == nil {
+		t.Fatalf("read: %v, summary %v", err, sum)
+	}
+	if uint64(len(evs)) != sum.Written || sum.Written+sum.Dropped != 3 || sum.Actor != "kubelet-n1" {
+		t.Fatalf("%d events, summary %+v", len(evs), sum)
+	}
+	// Killed mid-write: no summary, a torn last line.
+	killed := `{"ts_ns":1,"step":"pod.bound","actor":"a","kind":"Pod","namespace":"n","name":"p","uid":"u"}` + "\n" + `{"ts_ns":2,"st`
+	evs, sum, err = Read(strings.NewReader(killed))
+	if err != nil || sum != nil || len(evs) != 1 {
+		t.Fatalf("killed sink: %v, %v, %d events", err, sum, len(evs))
+	}
+	// A corrupt line in the middle is an error, not silently skipped.
+	if _, _, err := Read(strings.NewReader("{bad\n" + killed)); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("corrupt middle line: %v", err)
+	}
+}
+
 func TestNilTracerIsSilent(t *testing.T) {
 	var tr *Tracer
 	tr.Emit(PodBound, "Pod", "a", "b", "c")
@@ -115,9 +144,12 @@ func TestEscaping(t *testing.T) {
 	tr := New("a\"ctor", &out, 10)
 	tr.Emit("s", "K", "ns", "na\\me\n", "u")
 	_ = tr.Close()
-	var ev Event
-	if err := json.Unmarshal(bytes.TrimSpace(out.b.Bytes()), &ev); err != nil || ev.Actor != "a\"ctor" || ev.Name != "na\\me\n" {
-		t.Fatalf("%v %+v %s", err, ev, out.b.String())
+	evs, sum, err := Read(&out.b)
+	if err != nil || len(evs) != 1 || sum == nil || sum.Actor != "a\"ctor" {
+		t.Fatalf("%v %+v %+v", err, evs, sum)
+	}
+	if ev := evs[0]; ev.Actor != "a\"ctor" || ev.Name != "na\\me\n" {
+		t.Fatalf("%+v", ev)
 	}
 }
 
