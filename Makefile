@@ -21,7 +21,7 @@ RUNC          := github.com/opencontainers/runc
 tools_version  = $(shell awk '$$1 == "$(1)" { print $$2; exit }' tools/go.mod)
 NODE_BINS     := $(addprefix bin/,containerd containerd-shim-runc-v2 runc bridge host-local portmap loopback)
 
-.PHONY: all build node-bins image-bins libseccomp test bench bench-api bench-node bench-nodes bench-sched lint fmt clean
+.PHONY: all build node-bins image-bins libseccomp test fuzz fuzz-ci bench bench-api bench-node bench-nodes bench-sched chaos lint fmt clean
 
 all: build
 
@@ -71,8 +71,21 @@ libseccomp:
 image-bins:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/ ./cmd/kstep-pause ./cmd/kstep-app
 
+# Every test, then every fuzz target of the apiserver's decode path for 60 s
+# (the first fuzz build instruments the apiserver's test binary: minutes).
 test: build
 	KSTEP_BIN=$(KSTEP_BIN) $(GO) test -count=1 -timeout 45m ./...
+	$(MAKE) fuzz-ci
+
+# Fuzz the apiserver's decode path (JSON, YAML, protobuf bodies, the three
+# patch kinds, label and field selectors): every Fuzz* target for FUZZTIME
+# each. fuzz-ci is the 60 s-per-target run CI does.
+FUZZTIME ?= 5m
+fuzz:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) .ci/fuzz
+
+fuzz-ci:
+	GO=$(GO) FUZZTIME=60s .ci/fuzz
 
 # The main job: the step harness on the quick profile (200 ReplicaSets on 2
 # real nodes when possible + 50 hollow); the run lands in results/runs/.
@@ -100,6 +113,13 @@ bench-nodes: bench-node
 # The scheduler: pods/s with 10,000 pods on 500 and on 5,000 nodes.
 bench-sched:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./cluster/scheduler/
+
+# The chaos suite: every built-in scenario (one per row of the seed's
+# failure table, plus etcd leader partition, quorum loss and an apiserver
+# restart under watch-heavy load) against the strict default gate. Exit 1
+# when a gate line fails; the runs land in results/runs/.
+chaos: build
+	$(BIN) chaos --scenario all --gate default
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \

@@ -40,6 +40,12 @@ type ClusterShape struct {
 	// LatencyProfile is the hollow runtime's behaviour: zero, realistic,
 	// flaky or a file (see cluster/kubelet/simruntime).
 	LatencyProfile string `json:"latencyProfile"`
+	// Insecure runs the apiservers without the write chain's security: plain
+	// HTTP, no authentication, every caller the admin (the process provider
+	// otherwise serves TLS with client certificates, RBAC and the node
+	// authorizer). Two runs that differ only here show what step ①'s
+	// security costs.
+	Insecure bool `json:"insecure"`
 }
 
 func (p *Profile) defaults() {

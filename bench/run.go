@@ -1,16 +1,15 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kstep-dev/kstep/cluster/provider/process"
+	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	"github.com/kstep-dev/kstep/loadgen"
 	"github.com/kstep-dev/kstep/results"
@@ -32,7 +31,8 @@ type Options struct {
 	Binary string
 	// OutDir is the run directory; it must not exist or be empty.
 	OutDir string
-	// Provider is the cluster provider; only "process" exists.
+	// Provider is the cluster provider: process (also ""), docker, or auto
+	// (see ResolveProvider).
 	Provider string
 	// Progress, when non-nil, gets the load generator's progress bars.
 	Progress io.Writer
@@ -47,12 +47,11 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	if err := prof.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Provider == "" {
-		opts.Provider = "process"
+	name, err := ResolveProvider(ctx, opts.Provider, opts.Log)
+	if err != nil {
+		return nil, err
 	}
-	if opts.Provider != "process" {
-		return nil, fmt.Errorf("provider %q: only process exists", opts.Provider)
-	}
+	opts.Provider = name
 	if opts.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -90,24 +89,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		run.Invalid = append(run.Invalid, fmt.Sprintf(format, a...))
 	}
 
-	cfg := process.DefaultConfig()
-	cfg.Binary, cfg.StateDir, cfg.TraceDir = opts.Binary, state, traces
-	cfg.EtcdMembers, cfg.APIServers = prof.Cluster.EtcdMembers, prof.Cluster.APIServers
-	cfg.ControllerManagers, cfg.Schedulers = prof.Cluster.ControllerManagers, prof.Cluster.Schedulers
-	cfg.HollowNodes = prof.Cluster.Nodes
-	cfg.HollowArgs = []string{"--latency-profile=" + prof.Cluster.LatencyProfile}
-	cfg.Nodes = prof.Cluster.RealNodes
-	if err := process.CanRunRealNodes(cfg); cfg.Nodes > 0 && err != nil {
-		logf("no real nodes in this run: %v", err)
-		cfg.Nodes = 0
-	}
-	if cfg.Nodes > 0 {
-		run.Runtime = "containerd+hollow"
-		run.Cluster.NodeKind = fmt.Sprintf("%d real (containerd) + %d hollow (%s)", cfg.Nodes, cfg.HollowNodes, prof.Cluster.LatencyProfile)
-		run.Cluster.Nodes = cfg.Nodes + cfg.HollowNodes
-	}
-	cfg.ReadyTimeout = 2 * time.Minute
-	p, err := process.New(cfg)
+	cfg, p, err := newCluster(prof, opts, state, traces, run, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -152,11 +134,21 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	if lerr != nil {
 		invalid("load job: %v", lerr)
 	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	if servers, err := scrapeAPIServers(sctx, p.Kubeconfig()); err != nil {
+		logf("no API latency table: %v", err)
+	} else {
+		run.API = apiLatency(servers)
+	}
+	cancel()
 	logf("tearing down")
 	down()
 	run.DurationS = time.Since(started).Seconds()
+	if ur, ok := any(p).(provider.UsageReporter); ok {
+		run.Actors = actorUsage(ur.Usage())
+	}
 
-	events, err := ReadTraces(traces)
+	events, sums, err := ReadTraces(traces)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +156,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	var pods []loadgen.PodOwner
 	if res != nil {
 		for _, w := range res.Writes {
-			if w.Op == "create" {
+			if w.Op == "create" && w.Kind != loadgen.KindService {
 				objects = append(objects, w.UID)
 			}
 		}
@@ -181,29 +173,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	}
 	Analyze(Input{Events: events, Objects: objects, Pods: pods, Replicas: int(prof.Job.Object.Replicas)}, run)
 
-	// Trace drops: the load generator counts its own; the scheduler logs a
-	// count at exit; the other actors report none (yet).
-	run.Drops = map[string]uint64{}
-	if res != nil {
-		run.Drops[loadgen.Actor] = res.TraceDropped
-	}
-	logs, _ := filepath.Glob(filepath.Join(state, "logs", "*.log"))
-	for _, l := range logs {
-		actor := strings.TrimSuffix(filepath.Base(l), ".log")
-		if n, ok := droppedInLog(l); ok {
-			run.Drops[actor] = n
-		} else if !strings.HasPrefix(actor, "scheduler") {
-			run.DropsUnknown = append(run.DropsUnknown, actor)
-		} else {
-			run.Drops[actor] = 0 // the scheduler logs only when it dropped
-		}
-	}
-	sort.Strings(run.DropsUnknown)
-	for actor, n := range run.Drops {
-		if n > 0 {
-			invalid("actor %s dropped %d trace events", actor, n)
-		}
-	}
+	accountDrops(run, sums)
 
 	if err := results.WriteEvents(filepath.Join(out, "events.jsonl.gz"), events); err != nil {
 		return nil, err
@@ -241,66 +211,57 @@ func waitNodes(ctx context.Context, cs kubernetes.Interface, want int, timeout t
 	}
 }
 
-// ReadTraces merges every <actor>.jsonl in dir, sorted by time.
-func ReadTraces(dir string) ([]trace.Event, error) {
+// ReadTraces merges every <actor>.jsonl in dir, sorted by time, and returns
+// each sink's closing summary by actor (the file's name); an actor whose sink
+// has none maps to nil.
+func ReadTraces(dir string) ([]trace.Event, map[string]*trace.Summary, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var all []trace.Event
+	sums := map[string]*trace.Summary{}
 	for _, f := range files {
-		evs, err := readEvents(f)
+		evs, sum, err := trace.ReadFile(f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		all = append(all, evs...)
+		sums[strings.TrimSuffix(filepath.Base(f), ".jsonl")] = sum
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].TS < all[j].TS })
-	return all, nil
+	return all, sums, nil
 }
 
-func readEvents(path string) ([]trace.Event, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// actorUsage orders the provider's accounts by actor name.
+func actorUsage(u map[string]provider.Usage) []results.ActorUsage {
+	out := make([]results.ActorUsage, 0, len(u))
+	for _, name := range slices.Sorted(maps.Keys(u)) {
+		out = append(out, results.ActorUsage{Actor: name, CPUSeconds: u[name].CPUSeconds, PeakRSSMB: float64(u[name].PeakRSSBytes) / (1 << 20)})
 	}
-	defer f.Close()
-	var out []trace.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		var e trace.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			// A torn last line from a killed actor is not data.
-			continue
-		}
-		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("trace %s:%d: %w", path, line, err)
-	}
-	return out, nil
+	return out
 }
 
-var droppedRE = regexp.MustCompile(`trace events dropped.*dropped=(\d+)`)
-
-// droppedInLog finds the dropped count an actor logged, if it logged one.
-func droppedInLog(path string) (uint64, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
+// accountDrops fills the run's drop counts from the sinks' closing
+// summaries. A drop, or a sink nobody closed (so nothing proves it lost
+// nothing), makes the run invalid.
+func accountDrops(run *results.Run, sums map[string]*trace.Summary) {
+	run.Drops = map[string]uint64{}
+	run.DropsUnknown = nil
+	for _, actor := range slices.Sorted(maps.Keys(sums)) {
+		s := sums[actor]
+		if s == nil {
+			run.DropsUnknown = append(run.DropsUnknown, actor)
+			run.Valid = false
+			run.Invalid = append(run.Invalid, fmt.Sprintf("actor %s did not close its trace sink (killed?): its drops are unknown", actor))
+			continue
+		}
+		run.Drops[actor] = s.Dropped
+		if s.Dropped > 0 {
+			run.Valid = false
+			run.Invalid = append(run.Invalid, fmt.Sprintf("actor %s dropped %d trace events", actor, s.Dropped))
+		}
 	}
-	m := droppedRE.FindAllSubmatch(b, -1)
-	if len(m) == 0 {
-		return 0, false
-	}
-	n, _ := strconv.ParseUint(string(m[len(m)-1][1]), 10, 64)
-	return n, true
 }
 
 func writeJSONL[T any](path string, items []T) error {

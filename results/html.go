@@ -25,6 +25,9 @@ func HTML(r *Run) string {
 		esc(r.Profile), esc(r.Provider), esc(r.Runtime), esc(r.StartedAt), r.DurationS, r.Valid, r.Throughput.PodsPerS, r.Pods)
 	fmt.Fprintf(&b, "<p>cluster: %d etcd, %d apiservers, %d controller-managers, %d schedulers, %d %s nodes; load: %d objects × %d replicas at %.0f qps</p>",
 		c.EtcdMembers, c.APIServers, c.ControllerManagers, c.Schedulers, c.Nodes, esc(c.NodeKind), c.Objects, c.Replicas, c.QPS)
+	if c.Security != "" {
+		b.WriteString("<p>apiserver security: " + esc(c.Security) + "</p>")
+	}
 	for _, why := range r.Invalid {
 		b.WriteString("<p class=bad>invalid: " + esc(why) + "</p>")
 	}

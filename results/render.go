@@ -111,6 +111,9 @@ func Markdown(r *Run) string {
 	c := r.Cluster
 	fmt.Fprintf(&b, "cluster: %d etcd, %d apiservers, %d controller-managers, %d schedulers, %d %s nodes; load: %d objects × %d replicas at %.0f qps\n\n",
 		c.EtcdMembers, c.APIServers, c.ControllerManagers, c.Schedulers, c.Nodes, c.NodeKind, c.Objects, c.Replicas, c.QPS)
+	if c.Security != "" {
+		fmt.Fprintf(&b, "apiserver security: %s\n\n", c.Security)
+	}
 	if len(r.Invalid) > 0 {
 		b.WriteString("## Why the run is invalid\n\n")
 		for _, why := range r.Invalid {

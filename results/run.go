@@ -96,6 +96,9 @@ type Cluster struct {
 	Objects            int     `json:"objects"`
 	Replicas           int     `json:"replicas"`
 	QPS                float64 `json:"qps"`
+	// Security is what the apiservers' write chain authenticated and
+	// authorized with.
+	Security string `json:"security,omitempty"`
 }
 
 // Step is one transition's latency distribution.

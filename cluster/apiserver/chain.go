@@ -33,6 +33,12 @@ type Attributes struct {
 	Subresource string
 	Namespace   string
 	Name        string
+	// FieldSelector is a list's or watch's raw field selector: a kubelet
+	// may list only the pods bound to it.
+	FieldSelector string
+	// Path is set for non-resource requests (discovery, /metrics), whose
+	// Verb is the lower-case HTTP method; Resource is empty then.
+	Path string
 }
 
 // Authorizer decides whether a request may proceed. An error is a 403.

@@ -52,17 +52,21 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 		writeError(w, apierrors.NewMethodNotSupported(res.gvr.GroupResource(), ri.Verb))
 		return
 	}
-	user, err := s.chain.Authn.Authenticate(r)
-	if err != nil {
-		writeError(w, apierrors.NewUnauthorized(err.Error()))
+	user, ok := userFrom(r.Context()) // authenticate put it there
+	if !ok {
+		writeError(w, apierrors.NewUnauthorized("Unauthorized"))
 		return
 	}
 	attrs := Attributes{User: user, Verb: ri.Verb, APIGroup: ri.Group, Resource: ri.Resource, Subresource: ri.Subresource, Namespace: ri.Namespace, Name: ri.Name}
+	if ri.Verb == "list" || ri.Verb == "watch" {
+		attrs.FieldSelector = r.URL.Query().Get("fieldSelector")
+	}
 	if err := s.chain.Authz.Authorize(r.Context(), attrs); err != nil {
 		writeError(w, apierrors.NewForbidden(res.gvr.GroupResource(), ri.Name, err))
 		return
 	}
 	req := &request{s: s, w: w, r: r, ri: ri, res: res, user: user, start: start}
+	var err error
 	switch ri.Verb {
 	case "get":
 		err = req.get()
@@ -120,9 +124,17 @@ func (q *request) readBody() ([]byte, error) {
 	if q.r.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
-	_ = http.NewResponseController(q.w).SetReadDeadline(time.Now().Add(30 * time.Second))
-	defer func() { _ = http.NewResponseController(q.w).SetReadDeadline(time.Time{}) }()
+	rc := http.NewResponseController(q.w)
+	_ = rc.SetReadDeadline(time.Now().Add(q.s.opts.BodyReadTimeout))
 	b, err := io.ReadAll(http.MaxBytesReader(q.w, q.r.Body, limit))
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	} else {
+		// The deadline stays past and the connection closes after the
+		// answer: net/http would otherwise wait for the rest of a stalled
+		// body before answering.
+		q.w.Header().Set("Connection", "close")
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

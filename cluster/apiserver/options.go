@@ -29,7 +29,48 @@ type Options struct {
 	// its connection; an idle stream is flushed at once. It trades at most
 	// this much delivery latency under load for far fewer syscalls.
 	WatchFlushInterval time.Duration
+
+	// TLSCertFile and TLSKeyFile, when set, make the apiserver serve HTTPS
+	// with this certificate. Without them it serves plain HTTP.
+	TLSCertFile string
+	TLSKeyFile  string
+	// ClientCAFile is the CA whose client certificates authenticate users
+	// (CommonName the user, Organizations the groups); it needs TLS.
+	ClientCAFile string
+	// TokenAuthFile is a static token file: CSV lines of
+	// token,user,uid,"group1,group2".
+	TokenAuthFile string
+	// AuthorizationModes are the authorizers, asked in order: AlwaysAllow,
+	// Node, RBAC. With no client CA and no token file every caller is the
+	// admin, whatever the modes say: authentication is opt-in.
+	AuthorizationModes []string
+
+	// DefaultNotReadyTolerationSeconds and DefaultUnreachableTolerationSeconds
+	// are the tolerationSeconds of the NoExecute not-ready and unreachable
+	// tolerations every new pod gets (upstream: 300). kstep's default matches
+	// the controller-manager's fast eviction (--pod-eviction-timeout, 10 s).
+	// Negative: no such toleration is added.
+	DefaultNotReadyTolerationSeconds    int64
+	DefaultUnreachableTolerationSeconds int64
+	// MaxRequestsInflight and MaxMutatingRequestsInflight bound the user
+	// requests (non-watch) served at once; over them a request gets 429.
+	// System actors and node Leases have their own lane of the two summed
+	// (inflight.go). 0 disables the limit.
+	MaxRequestsInflight         int
+	MaxMutatingRequestsInflight int
+	// AuditLogPath, when set, receives one audit.k8s.io/v1 Event per
+	// resource request as JSON lines; AuditLevel is None, Metadata or
+	// Request.
+	AuditLogPath string
+	AuditLevel   string
+	// ReadHeaderTimeout bounds how long a client may take to send its
+	// request headers (slowloris); BodyReadTimeout its request body.
+	ReadHeaderTimeout time.Duration
+	BodyReadTimeout   time.Duration
 }
+
+// authenticates reports whether callers must prove who they are.
+func (o *Options) authenticates() bool { return o.ClientCAFile != "" || o.TokenAuthFile != "" }
 
 // DefaultOptions returns the options a single-host cluster runs with.
 func DefaultOptions() Options {
@@ -43,5 +84,15 @@ func DefaultOptions() Options {
 		BookmarkInterval: 5 * time.Second,
 		// Measured with make bench-api (BenchmarkWatchFanout).
 		WatchFlushInterval: 10 * time.Millisecond,
+		AuthorizationModes: []string{ModeAlwaysAllow},
+		// kstep's eviction timing; upstream's DefaultTolerationSeconds is 300.
+		DefaultNotReadyTolerationSeconds:    10,
+		DefaultUnreachableTolerationSeconds: 10,
+		// upstream's defaults.
+		MaxRequestsInflight:         400,
+		MaxMutatingRequestsInflight: 200,
+		AuditLevel:                  "Metadata",
+		ReadHeaderTimeout:           10 * time.Second,
+		BodyReadTimeout:             30 * time.Second,
 	}
 }

@@ -3,11 +3,13 @@ package apiserver
 import (
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -191,6 +193,26 @@ func resources() []*resource {
 		{gvr: eventsv1.SchemeGroupVersion.WithResource("events"), kind: "Event", namespaced: true, shortNames: []string{"ev"},
 			newObj: func() runtime.Object { return &eventsv1.Event{} }, newList: func() runtime.Object { return &eventsv1.EventList{} },
 			storage: coreEvents, convert: &conversion{toStorage: eventToCore, fromStorage: eventFromCore}},
+		// RBAC (rbac.go reads them through their watch caches).
+		{gvr: rbacv1.SchemeGroupVersion.WithResource("roles"), kind: "Role", namespaced: true,
+			newObj: func() runtime.Object { return &rbacv1.Role{} }, newList: func() runtime.Object { return &rbacv1.RoleList{} }},
+		{gvr: rbacv1.SchemeGroupVersion.WithResource("rolebindings"), kind: "RoleBinding", namespaced: true,
+			newObj: func() runtime.Object { return &rbacv1.RoleBinding{} }, newList: func() runtime.Object { return &rbacv1.RoleBindingList{} }},
+		{gvr: rbacv1.SchemeGroupVersion.WithResource("clusterroles"), kind: "ClusterRole",
+			newObj: func() runtime.Object { return &rbacv1.ClusterRole{} }, newList: func() runtime.Object { return &rbacv1.ClusterRoleList{} }},
+		{gvr: rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"), kind: "ClusterRoleBinding",
+			newObj: func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, newList: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} }},
+		// Admission (admission.go reads them through their watch caches).
+		{gvr: corev1.SchemeGroupVersion.WithResource("resourcequotas"), kind: "ResourceQuota", namespaced: true, shortNames: []string{"quota"}, status: true,
+			newObj: func() runtime.Object { return &corev1.ResourceQuota{} }, newList: func() runtime.Object { return &corev1.ResourceQuotaList{} }},
+		{gvr: corev1.SchemeGroupVersion.WithResource("limitranges"), kind: "LimitRange", namespaced: true, shortNames: []string{"limits"},
+			newObj: func() runtime.Object { return &corev1.LimitRange{} }, newList: func() runtime.Object { return &corev1.LimitRangeList{} }},
+		{gvr: admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"), kind: "MutatingWebhookConfiguration",
+			newObj:  func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfiguration{} },
+			newList: func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfigurationList{} }},
+		{gvr: admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"), kind: "ValidatingWebhookConfiguration",
+			newObj:  func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfiguration{} },
+			newList: func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfigurationList{} }},
 	}
 	for _, r := range rs {
 		r.singular = strings.ToLower(r.kind)

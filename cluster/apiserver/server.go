@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,6 +41,18 @@ type Server struct {
 	registry *prometheus.Registry
 	metrics  *metrics
 	mux      *http.ServeMux
+	// handler is mux behind authentication.
+	handler http.Handler
+	// tlsConfig, when set, makes Serve speak HTTPS.
+	tlsConfig *tls.Config
+	// policyReady is closed once the bootstrap RBAC policy is in the
+	// caches (at once without RBAC); Ready waits for it.
+	policyReady chan struct{}
+	// quota, audit and limiter: ResourceQuota on pod creates
+	// (admission.go), the audit log (audit.go), max-in-flight (inflight.go).
+	quota   *quotaGate
+	audit   *auditLog
+	limiter *inflight
 
 	// inflight tracks open watches so shutdown can end them.
 	wg sync.WaitGroup
@@ -91,6 +104,15 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 	}
 	s.openapi = spec
 	s.mux = s.routes()
+	if err := s.configureSecurity(opts); err != nil {
+		return nil, err
+	}
+	s.addAdmission()
+	if s.audit, err = openAudit(opts.AuditLogPath, opts.AuditLevel, reg); err != nil {
+		return nil, err
+	}
+	s.limiter = newInflight(opts, reg)
+	s.handler = s.authenticate(s.audit.audit(opts.MaxRequestBytes, s.limiter.limit(s.mux)))
 	return s, nil
 }
 
@@ -126,7 +148,7 @@ func (s *Server) routes() *http.ServeMux {
 }
 
 // ServeHTTP serves the whole API.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Start primes the watch caches and creates the namespaces every cluster
 // has. It returns once the caches are filling; Ready reports when they are.
@@ -135,6 +157,14 @@ func (s *Server) Start(ctx context.Context) {
 		go c.Run(ctx)
 	}
 	go s.bootstrap(ctx)
+	if s.opts.authenticates() && contains(s.opts.AuthorizationModes, ModeRBAC) {
+		go func() {
+			s.bootstrapRBAC(ctx)
+			if ctx.Err() == nil {
+				close(s.policyReady)
+			}
+		}()
+	}
 }
 
 // Ready reports whether etcd answers and every watch cache is primed.
@@ -145,6 +175,11 @@ func (s *Server) Ready(ctx context.Context) error {
 		default:
 			return fmt.Errorf("watch cache %s not primed", name)
 		}
+	}
+	select {
+	case <-s.policyReady:
+	default:
+		return errors.New("bootstrap RBAC policy not in place yet")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -206,7 +241,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.Start(ctx)
 	hs := &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		// No ReadTimeout: it would cut long-running watches. Bodies get their
 		// own read deadline in readBody.
 		IdleTimeout: 120 * time.Second,
@@ -214,7 +249,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if s.tlsConfig != nil {
+			hs.TLSConfig = s.tlsConfig
+			// Over TLS clients speak HTTP/2: one connection carries many
+			// watches (a hollow-nodes process's thousand), as upstream's
+			// --http2-max-streams-per-connection allows.
+			hs.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: 1000}
+			errc <- hs.ServeTLS(ln, "", "") // the certificate is in TLSConfig
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	s.log.Info("serving", "addr", ln.Addr().String(), "etcd", s.opts.EtcdServers)
 	select {
 	case err := <-errc:
@@ -225,6 +271,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
 	defer done()
 	err := hs.Shutdown(shutdown)
+	defer s.audit.Close()
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = hs.Close()
 	}
@@ -234,6 +281,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // serveAPI serves everything under /api/ and /apis/: group discovery or a
 // resource request.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == selfSubjectAccessReviewPath {
+		s.serveSelfSubjectAccessReview(w, r)
+		return
+	}
 	path := strings.Trim(r.URL.Path, "/")
 	parts := strings.Split(path, "/")
 	if (parts[0] == "api" && len(parts) <= 2) || (parts[0] == "apis" && len(parts) <= 3) {

@@ -225,7 +225,16 @@ func TestWatchExpiredAndReflectorRelists(t *testing.T) {
 // Many watchers of one resource cost one etcd watch: read etcd's own gauge.
 func TestWatchersShareOneEtcdWatch(t *testing.T) {
 	e := newEnv(t)
+	// A cache is ready once listed; its etcd watch opens a moment later.
+	// Count once every cache's watch is open: the gauge holds still.
 	before := etcdWatchers(t)
+	for stable := 0; stable < 5; time.Sleep(100 * time.Millisecond) {
+		if now := etcdWatchers(t); now == before {
+			stable++
+		} else {
+			before, stable = now, 0
+		}
+	}
 	var resps []*http.Response
 	for range 200 {
 		resp, err := http.Get(e.api.URL + "/api/v1/pods?watch=true&resourceVersion=0")

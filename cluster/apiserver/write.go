@@ -108,7 +108,13 @@ func (q *request) create() error {
 			return err
 		}
 	}
+	// ResourceQuota is the last validating step, held until etcd answers.
+	release, err := q.s.quota.admit(q.ctx(), q.res, obj)
+	if err != nil {
+		return err
+	}
 	if q.dryRun() {
+		release(0)
 		q.s.writeObject(q.w, q.r, http.StatusCreated, q.res, obj)
 		return nil
 	}
@@ -116,9 +122,11 @@ func (q *request) create() error {
 	stored := q.toStorage(obj)
 	val, err := encodeStored(sr, stored)
 	if err != nil {
+		release(0)
 		return apierrors.NewInternalError(err)
 	}
 	rev, err := q.s.store.Create(q.ctx(), sr.key(m.Namespace, m.Name), val)
+	release(rev)
 	q.traceCreate(m, err == nil)
 	if err != nil {
 		if svc, ok := obj.(*corev1.Service); ok {

@@ -55,6 +55,11 @@ type Options struct {
 	// for tests that prove expectations hold under a slow watch. Zero in
 	// production.
 	PodWatchDelay time.Duration
+	// NoExpectations is a failpoint: the ReplicaSet controller ignores its
+	// expectations and trusts whatever its cache shows, so a slow watch
+	// makes it create too many pods. The chaos engine's gate-failure test
+	// turns it on to prove the gate catches it. Never set in production.
+	NoExpectations bool
 }
 
 // DefaultOptions are kstep's: detection within 10 s and replacement within

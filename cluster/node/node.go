@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // Kubelet is how a node runs its kubelet: the kstep binary's kubelet
@@ -230,6 +231,43 @@ func (n *Node) Stop(ctx context.Context) error {
 	errs = append(errs, n.containerd.stop(ctx, stopGrace))
 	n.log.Info("containerd stopped")
 	n.closeFiles()
+	return errors.Join(errs...)
+}
+
+// Shutdown is the node's machine going down: the kubelet stops, then every
+// pod is stopped and removed through CRI (the kubelet must not restart them
+// meanwhile), then containerd stops. Unlike Stop, nothing outlives it: no
+// shim, no container, no network namespace. A pod that cannot be removed
+// before ctx ends is reported in the error.
+func (n *Node) Shutdown(ctx context.Context) error {
+	var errs []error
+	if n.kubelet != nil {
+		errs = append(errs, n.kubelet.stop(ctx, stopGrace))
+	}
+	errs = append(errs, n.RemovePods(ctx))
+	errs = append(errs, n.Stop(ctx))
+	return errors.Join(errs...)
+}
+
+// RemovePods stops and removes every pod sandbox (and with it its
+// containers) on the node's containerd.
+func (n *Node) RemovePods(ctx context.Context) error {
+	rt := runtimeapi.NewRuntimeServiceClient(n.conn)
+	list, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		return fmt.Errorf("node %s: list pods: %w", n.cfg.Name, err)
+	}
+	var errs []error
+	for _, sb := range list.GetItems() {
+		if _, err := rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("stop pod %s/%s: %w", sb.GetMetadata().GetNamespace(), sb.GetMetadata().GetName(), err))
+			continue
+		}
+		if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("remove pod %s/%s: %w", sb.GetMetadata().GetNamespace(), sb.GetMetadata().GetName(), err))
+		}
+	}
+	n.log.Info("pods removed", "pods", len(list.GetItems()), "failed", len(errs))
 	return errors.Join(errs...)
 }
 

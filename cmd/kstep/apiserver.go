@@ -40,5 +40,18 @@ stateless: several run side by side on the same etcd cluster.`,
 	f.DurationVar(&opts.BookmarkInterval, "bookmark-interval", opts.BookmarkInterval, "how often watchers that asked for bookmarks get one")
 	f.StringVar(&opts.TraceFile, "trace-file", "", "append step events (rs.received, rs.persisted, pod.persisted) as JSON lines to this file")
 	f.DurationVar(&opts.WatchFlushInterval, "watch-flush-interval", opts.WatchFlushInterval, "how often a busy watch stream is flushed at most; idle streams flush at once")
+	f.StringVar(&opts.TLSCertFile, "tls-cert-file", "", "serve HTTPS with this certificate (PEM); without it the apiserver serves plain HTTP")
+	f.StringVar(&opts.TLSKeyFile, "tls-private-key-file", "", "the private key (PEM) of --tls-cert-file")
+	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "authenticate client certificates signed by this CA (CommonName: user, Organization: groups)")
+	f.StringVar(&opts.TokenAuthFile, "token-auth-file", "", `authenticate bearer tokens listed in this CSV file: token,user,uid,"group1,group2"`)
+	f.StringSliceVar(&opts.AuthorizationModes, "authorization-mode", opts.AuthorizationModes, "authorizers in order: AlwaysAllow, Node, RBAC (e.g. Node,RBAC); without --client-ca-file or --token-auth-file every caller is the admin")
+	f.Int64Var(&opts.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", opts.DefaultNotReadyTolerationSeconds, "tolerationSeconds of the not-ready:NoExecute toleration added to every new pod (upstream: 300; kstep matches --pod-eviction-timeout); negative: none")
+	f.Int64Var(&opts.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", opts.DefaultUnreachableTolerationSeconds, "tolerationSeconds of the unreachable:NoExecute toleration added to every new pod (upstream: 300; kstep matches --pod-eviction-timeout); negative: none")
+	f.IntVar(&opts.MaxRequestsInflight, "max-requests-inflight", opts.MaxRequestsInflight, "user read-only requests served at once; over it 429 (0: no limit). System actors and node Leases have a lane of their own")
+	f.IntVar(&opts.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", opts.MaxMutatingRequestsInflight, "user mutating requests served at once; over it 429 (0: no limit)")
+	f.StringVar(&opts.AuditLogPath, "audit-log-path", "", "append one audit.k8s.io/v1 Event per resource request to this file as JSON lines")
+	f.StringVar(&opts.AuditLevel, "audit-policy-level", opts.AuditLevel, "what the audit log records of every request: None, Metadata or Request (Metadata plus the JSON request body)")
+	f.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", opts.ReadHeaderTimeout, "how long a client may take to send its request headers")
+	f.DurationVar(&opts.BodyReadTimeout, "body-read-timeout", opts.BodyReadTimeout, "how long a client may take to send its request body")
 	return cmd
 }

@@ -59,3 +59,28 @@ func TestAPIServerDefaultsAreApiserverDefaults(t *testing.T) {
 		t.Errorf("options without flags = %+v, want DefaultOptions %+v", got, want)
 	}
 }
+
+func TestAPIServerSecurityFlags(t *testing.T) {
+	var got apiserver.Options
+	cmd := apiserverCmd(func(_ context.Context, o apiserver.Options) error {
+		got = o
+		return nil
+	})
+	cmd.SetArgs([]string{
+		"--tls-cert-file=/pki/apiserver.crt",
+		"--tls-private-key-file=/pki/apiserver.key",
+		"--client-ca-file=/pki/ca.crt",
+		"--token-auth-file=/pki/tokens.csv",
+		"--authorization-mode=Node,RBAC",
+	})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.TLSCertFile != "/pki/apiserver.crt" || got.TLSKeyFile != "/pki/apiserver.key" || got.ClientCAFile != "/pki/ca.crt" ||
+		got.TokenAuthFile != "/pki/tokens.csv" || !slices.Equal(got.AuthorizationModes, []string{"Node", "RBAC"}) {
+		t.Errorf("options = %+v", got)
+	}
+	if want := apiserver.DefaultOptions().AuthorizationModes; !slices.Equal(want, []string{apiserver.ModeAlwaysAllow}) {
+		t.Errorf("default authorization modes %v, want AlwaysAllow", want)
+	}
+}

@@ -21,7 +21,8 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Bring a cluster up, run a load profile, and report per-step latency",
-		Long: `Bring a cluster up with the process provider and hollow nodes, run a load
+		Long: `Bring a cluster up (--provider auto: in Docker containers when a Docker
+daemon answers, else as processes) with hollow nodes, run a load
 profile (built in: quick, nightly, scale; or a BenchProfile YAML file), tear
 the cluster down, and report every step's latency beside the seed's
 documented range. The run directory gets run.json, events.jsonl.gz,
@@ -58,7 +59,7 @@ steps.csv, report.md and report.html. Exits 1 when the run is invalid.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&profile, "profile", "quick", "built-in profile (quick, nightly, scale) or a BenchProfile YAML file")
-	f.StringVar(&providerName, "provider", "process", "cluster provider")
+	f.StringVar(&providerName, "provider", bench.ProviderAuto, providerFlagUsage)
 	f.StringVar(&out, "out", "", "run directory (default results/runs/<timestamp>-<profile>)")
 	f.StringVar(&binary, "kstep-binary", "", "kstep binary the actors run (default: this one)")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bars (they are off anyway when stderr is not a terminal)")

@@ -67,6 +67,8 @@ Controllers: ` + strings.Join(manager.Names(), ", "),
 	f.DurationVar(&cfg.Options.PodEvictionTimeout, "pod-eviction-timeout", cfg.Options.PodEvictionTimeout, "how long pods that do not tolerate it stay on an unreachable node before deletion (upstream: 300s via default tolerations)")
 	f.DurationVar(&cfg.Options.PodWatchDelay, "failpoint-pod-watch-delay", 0, "testing only: deliver every pod event to the ReplicaSet controller this late")
 	_ = f.MarkHidden("failpoint-pod-watch-delay")
+	f.BoolVar(&cfg.Options.NoExpectations, "failpoint-no-expectations", false, "testing only: the ReplicaSet controller ignores its expectations (the chaos gate must catch the over-creation)")
+	_ = f.MarkHidden("failpoint-no-expectations")
 	addLeaderFlags(f, &cfg.LeaderElect, &cfg.Leader)
 	return cmd
 }

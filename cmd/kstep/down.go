@@ -17,15 +17,17 @@ func newDownCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the cluster recorded in a state directory",
-		Long: `Stop the cluster that "kstep up" recorded in the state directory:
-apiservers, then etcd members, each with SIGTERM and SIGKILL after a grace
-period. Logs and data stay unless --purge is given.`,
+		Long: `Stop the cluster that "kstep up" recorded in the state directory, with
+whichever provider started it: the apiservers' clients, then apiservers,
+then etcd members, each with SIGTERM and SIGKILL after a grace period. A
+docker cluster's containers, network and volumes are removed. Logs stay
+unless --purge is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.StateDir == "" {
 				return errors.New("no --state-dir given and no home directory to default to")
 			}
-			p, err := process.New(cfg)
+			p, err := existingCluster(cfg)
 			if err != nil {
 				return err
 			}

@@ -1,23 +1,28 @@
 package main
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 
 	"github.com/kstep-dev/kstep/cluster/kubelet"
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
+	"github.com/kstep-dev/kstep/cluster/pki"
 	"github.com/kstep-dev/kstep/cluster/trace"
 )
 
 func newHollowNodesCmd() *cobra.Command {
-	var kubeconfig, traceFile, metricsAddr, prefix string
+	var kubeconfig, traceFile, metricsAddr, prefix, tokenFile string
 	var count, first int
 	var nf nodeFlags
 	cmd := &cobra.Command{
@@ -45,7 +50,23 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 			if err != nil {
 				return err
 			}
-			cs, err := kubernetes.NewForConfigAndClient(rc, hc)
+			tokens, err := readNodeTokens(tokenFile)
+			if err != nil {
+				return err
+			}
+			// clientFor is node's client: the shared transport, and with a
+			// token file the node's own bearer token on each request.
+			clientFor := func(node string) (kubernetes.Interface, error) {
+				if tokens == nil {
+					return kubernetes.NewForConfigAndClient(rc, hc)
+				}
+				tok, ok := tokens[node]
+				if !ok {
+					return nil, fmt.Errorf("--node-token-file %s has no token for node %s", tokenFile, node)
+				}
+				return kubernetes.NewForConfigAndClient(rc, &http.Client{Transport: transport.NewBearerAuthRoundTripper(tok, hc.Transport), Timeout: hc.Timeout})
+			}
+			cs, err := clientFor(fmt.Sprintf("%s%d", prefix, first))
 			if err != nil {
 				return err
 			}
@@ -65,7 +86,11 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 			kubelets := make([]*kubelet.Kubelet, count)
 			for i := range kubelets {
 				name := fmt.Sprintf("%s%d", prefix, first+i)
-				cfg := kubelet.Config{NodeName: name, Client: cs, Tracer: t, Log: log, Recorder: recorder(name)}
+				client, err := clientFor(name)
+				if err != nil {
+					return err
+				}
+				cfg := kubelet.Config{NodeName: name, Client: client, Tracer: t, Log: log, Recorder: recorder(name)}
 				if err := nf.config(&cfg, true); err != nil {
 					return err
 				}
@@ -112,7 +137,38 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 	f.IntVar(&first, "first-index", 0, "number of the first node (to run several hollow-nodes processes side by side)")
 	f.StringVar(&prefix, "name-prefix", "hollow-", "node names are <prefix><index>")
 	f.StringVar(&traceFile, "trace-file", "", "append step events (JSON lines) to this file")
+	f.StringVar(&tokenFile, "node-token-file", "", `bearer tokens of the nodes, as the apiserver's --token-auth-file (token,system:node:<name>,uid,"system:nodes"); each node sends its own`)
 	f.StringVar(&metricsAddr, "metrics-listen", "", "host:port for /healthz (200 once every node is registered), /metrics and /debug/pprof")
 	nf.add(f, false)
 	return cmd
+}
+
+// readNodeTokens reads a token file (the apiserver's CSV format) into node
+// name → token, for the lines whose user is system:node:<name>. No file is
+// a nil map: every node uses the kubeconfig's credentials.
+func readNodeTokens(path string) (map[string]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--node-token-file: %w", err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("--node-token-file %s: %w", path, err)
+	}
+	out := map[string]string{}
+	for _, rec := range recs {
+		if len(rec) < 2 {
+			continue
+		}
+		if node, ok := strings.CutPrefix(rec[1], pki.NodeUserPrefix); ok {
+			out[node] = rec[0]
+		}
+	}
+	return out, nil
 }

@@ -47,6 +47,7 @@ are the cluster's actors, which kstep up runs as child processes.`,
 		newBenchCmd(),
 		newReportCmd(),
 		newCompareCmd(),
+		newChaosCmd(),
 	)
 	return root
 }

@@ -19,6 +19,7 @@ func newNodeCmd() *cobra.Command {
 		kubeconfig    string
 		kubeletArgs   []string
 		runKubelet    bool
+		keepPods      bool
 		containerdLog string
 	)
 	cmd := &cobra.Command{
@@ -85,12 +86,16 @@ Needs root on Linux.`,
 			<-ctx.Done()
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			return n.Stop(sctx)
+			if keepPods {
+				return n.Stop(sctx)
+			}
+			return n.Shutdown(sctx)
 		},
 	}
 	host, _ := os.Hostname()
 	f := cmd.Flags()
 	f.StringVar(&cfg.Name, "name", host, "the node's name")
+	f.BoolVar(&keepPods, "keep-pods", false, "on SIGTERM stop only the kubelet and containerd and leave the pods running (their shims outlive containerd, as upstream); by default the node shuts down like a machine: every pod is stopped and removed first")
 	f.IntVar(&cfg.Index, "index", 0, "the node's index on this host, 0-255: picks the pod subnet 10.88.<index>.0/24 and bridge kstep<index>")
 	f.StringVar(&cfg.Dir, "dir", "", "the node's directory: configuration, containerd's root, state and socket, logs (default $HOME/.kstep/nodes/<name>)")
 	f.StringVar(&cfg.BinDir, "bin-dir", defaultBinDir(), "directory holding containerd, containerd-shim-runc-v2, runc and the CNI plugins (make node-bins)")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kstep-dev/kstep/bench"
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/provider/process"
 )
@@ -32,13 +33,18 @@ func stateDirFlag(cmd *cobra.Command, dir *string) {
 
 func newUpCmd() *cobra.Command {
 	cfg := process.DefaultConfig()
+	providerName := bench.ProviderProcess
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Start a cluster of child processes: etcd, apiservers, controller-managers, schedulers",
-		Long: `Start a cluster on 127.0.0.1: every actor is a child process of this binary.
-In the foreground kstep up waits for SIGINT or SIGTERM, then stops the
-cluster. With --detach it returns once the cluster is ready, printing
-KUBECONFIG=<path> as the last line; "kstep down" stops it.`,
+		Short: "Start a cluster: etcd, apiservers, controller-managers, schedulers, nodes",
+		Long: `Start a cluster. With --provider process (the default) every actor is a
+child process of this binary on 127.0.0.1; with --provider docker every
+actor is a container of its own on a private Docker network, from images
+built locally from this binary's directory (make build), reached from the
+host on ports published on 127.0.0.1. In the foreground kstep up waits for
+SIGINT or SIGTERM, then stops the cluster. With --detach it returns once
+the cluster is ready, printing KUBECONFIG=<path> as the last line; "kstep
+down" stops it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.StateDir == "" {
@@ -49,13 +55,13 @@ KUBECONFIG=<path> as the last line; "kstep down" stops it.`,
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			p, err := process.New(cfg)
+			stderr := cmd.ErrOrStderr()
+			p, name, err := newCluster(ctx, providerName, cfg, stderr)
 			if err != nil {
 				return err
 			}
-			stderr := cmd.ErrOrStderr()
-			fmt.Fprintf(stderr, "kstep: starting %d etcd member(s), %d apiserver(s), %d controller-manager(s), %d scheduler(s), %d node(s) and %d hollow node(s) in %s\n",
-				cfg.EtcdMembers, cfg.APIServers, cfg.ControllerManagers, cfg.Schedulers, cfg.Nodes, cfg.HollowNodes, p.StateDir())
+			fmt.Fprintf(stderr, "kstep: starting %d etcd member(s), %d apiserver(s), %d controller-manager(s), %d scheduler(s), %d node(s) and %d hollow node(s) %s, state in %s\n",
+				cfg.EtcdMembers, cfg.APIServers, cfg.ControllerManagers, cfg.Schedulers, cfg.Nodes, cfg.HollowNodes, providerNote(name), p.StateDir())
 			if err := p.Up(ctx); err != nil {
 				return fmt.Errorf("up: %w", err)
 			}
@@ -79,11 +85,12 @@ KUBECONFIG=<path> as the last line; "kstep down" stops it.`,
 	}
 	stateDirFlag(cmd, &cfg.StateDir)
 	f := cmd.Flags()
+	f.StringVar(&providerName, "provider", providerName, providerFlagUsage)
 	f.IntVar(&cfg.EtcdMembers, "etcd-members", cfg.EtcdMembers, "etcd cluster size: 1, 3, 5 or 7")
 	f.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "number of apiservers (0 runs etcd alone)")
 	f.IntVar(&cfg.ControllerManagers, "controller-managers", cfg.ControllerManagers, "number of controller-managers (one leads)")
 	f.IntVar(&cfg.Schedulers, "schedulers", cfg.Schedulers, "number of schedulers (one leads)")
-	f.IntVar(&cfg.Nodes, "nodes", 0, "number of real nodes (containerd + runc + CNI + kubelet); needs root on Linux and make build")
+	f.IntVar(&cfg.Nodes, "nodes", 0, "number of real nodes (containerd + runc + CNI + kubelet); needs make build, and root on Linux for --provider process")
 	f.StringSliceVar(&cfg.NodeArgs, "node-arg", nil, "extra flag for every kstep node (repeatable)")
 	f.IntVar(&cfg.HollowNodes, "hollow-nodes", 0, "number of hollow nodes (kubelets over a simulated runtime, all in one process)")
 	f.StringSliceVar(&cfg.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor, e.g. --latency-profile=realistic (repeatable)")

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -95,7 +96,13 @@ func StartAPIServer(t testing.TB, etcdURL string, mutate func(*apiserver.Options
 		t.Fatalf("listen: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &APIServer{URL: "http://" + ln.Addr().String(), Server: s, cancel: cancel, done: make(chan error, 1)}
+	scheme, probe := "http://", http.DefaultClient
+	if opts.TLSCertFile != "" {
+		// /readyz is public; the probe needs no identity, and the tests
+		// that enable TLS check the certificate through a.Config.
+		scheme, probe = "https://", &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	}
+	a := &APIServer{URL: scheme + ln.Addr().String(), Server: s, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		a.done <- s.Serve(ctx, ln)
 		cli.Close()
@@ -103,7 +110,7 @@ func StartAPIServer(t testing.TB, etcdURL string, mutate func(*apiserver.Options
 	t.Cleanup(a.Stop)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get(a.URL + "/readyz")
+		resp, err := probe.Get(a.URL + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -116,5 +123,9 @@ func StartAPIServer(t testing.TB, etcdURL string, mutate func(*apiserver.Options
 		time.Sleep(20 * time.Millisecond)
 	}
 	a.Config = &rest.Config{Host: a.URL, QPS: -1, Burst: -1}
+	if opts.TLSCertFile != "" {
+		// Anonymous: PKI.ClientConfig and TokenConfig add an identity.
+		a.Config.TLSClientConfig.CAFile = opts.ClientCAFile
+	}
 	return a
 }

@@ -3,6 +3,7 @@ package defaults
 import (
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -33,6 +34,12 @@ func Apply(obj runtime.Object) {
 		setReplicaSet(o)
 	case *appsv1.Deployment:
 		setDeployment(o)
+	case *corev1.LimitRange:
+		setLimitRange(o)
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		setMutatingWebhookConfiguration(o)
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		setValidatingWebhookConfiguration(o)
 	}
 }
 

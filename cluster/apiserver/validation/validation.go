@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -64,6 +65,14 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 		errs = validateScale(o)
 	case *corev1.Binding:
 		errs = validateBinding(o)
+	case *corev1.ResourceQuota:
+		errs = validateResourceQuota(o)
+	case *corev1.LimitRange:
+		errs = validateLimitRange(o)
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		errs = validateMutatingWebhookConfiguration(o)
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		errs = validateValidatingWebhookConfiguration(o)
 	}
 	return dedupe(errs)
 }
@@ -113,6 +122,22 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		errs = update(o, old, func(n, _ *autoscalingv1.Scale) field.ErrorList { return validateScale(n) })
 	case *corev1.Binding:
 		errs = update(o, old, func(n, _ *corev1.Binding) field.ErrorList { return validateBinding(n) })
+	case *corev1.ResourceQuota:
+		errs = update(o, old, func(n, o *corev1.ResourceQuota) field.ErrorList {
+			return append(validateResourceQuota(n), validateObjectMetaUpdate(&n.ObjectMeta, &o.ObjectMeta)...)
+		})
+	case *corev1.LimitRange:
+		errs = update(o, old, func(n, o *corev1.LimitRange) field.ErrorList {
+			return append(validateLimitRange(n), validateObjectMetaUpdate(&n.ObjectMeta, &o.ObjectMeta)...)
+		})
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		errs = update(o, old, func(n, o *admissionregistrationv1.MutatingWebhookConfiguration) field.ErrorList {
+			return append(validateMutatingWebhookConfiguration(n), validateObjectMetaUpdate(&n.ObjectMeta, &o.ObjectMeta)...)
+		})
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		errs = update(o, old, func(n, o *admissionregistrationv1.ValidatingWebhookConfiguration) field.ErrorList {
+			return append(validateValidatingWebhookConfiguration(n), validateObjectMetaUpdate(&n.ObjectMeta, &o.ObjectMeta)...)
+		})
 	}
 	return dedupe(errs)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/controller/namespace"
 	"github.com/kstep-dev/kstep/cluster/controller/nodelifecycle"
 	"github.com/kstep-dev/kstep/cluster/controller/replicaset"
+	"github.com/kstep-dev/kstep/cluster/controller/resourcequota"
 	"github.com/kstep-dev/kstep/cluster/controller/serviceaccount"
 )
 
@@ -20,4 +21,5 @@ var registry = map[string]func(*controller.Context) controller.Controller{
 	"serviceaccount":   serviceaccount.New,
 	"replicaset":       replicaset.New,
 	"nodelifecycle":    nodelifecycle.New,
+	"resourcequota":    resourcequota.New,
 }

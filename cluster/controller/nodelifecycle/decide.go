@@ -52,16 +52,24 @@ func wantTaint(node *corev1.Node) string {
 // healthTaints are the taints this controller owns.
 var healthTaints = map[string]bool{corev1.TaintNodeUnreachable: true, corev1.TaintNodeNotReady: true}
 
+// healthEffects are the effects each health taint comes in, as upstream:
+// NoExecute evicts (after the pod's toleration), NoSchedule keeps new pods
+// off. Pods carry default tolerations for the NoExecute one (the
+// apiserver's DefaultTolerationSeconds admission), so without the
+// NoSchedule twin the scheduler would bind replacements to the dead node.
+var healthEffects = []corev1.TaintEffect{corev1.TaintEffectNoExecute, corev1.TaintEffectNoSchedule}
+
 // reconcileTaints returns the node's taints with exactly the wanted health
-// taint, keeping others; changed reports whether that differs.
+// taint (in both effects), keeping others; changed reports whether that
+// differs.
 func reconcileTaints(taints []corev1.Taint, want string, now time.Time) ([]corev1.Taint, bool) {
 	var out []corev1.Taint
-	have := false
+	have := map[corev1.TaintEffect]bool{}
 	changed := false
 	for _, t := range taints {
-		if healthTaints[t.Key] && t.Effect == corev1.TaintEffectNoExecute {
+		if healthTaints[t.Key] && (t.Effect == corev1.TaintEffectNoExecute || t.Effect == corev1.TaintEffectNoSchedule) {
 			if t.Key == want {
-				have = true
+				have[t.Effect] = true
 				out = append(out, t)
 			} else {
 				changed = true
@@ -70,10 +78,15 @@ func reconcileTaints(taints []corev1.Taint, want string, now time.Time) ([]corev
 		}
 		out = append(out, t)
 	}
-	if want != "" && !have {
-		added := nowMeta(now)
-		out = append(out, corev1.Taint{Key: want, Effect: corev1.TaintEffectNoExecute, TimeAdded: &added})
-		changed = true
+	if want == "" {
+		return out, changed
+	}
+	for _, eff := range healthEffects {
+		if !have[eff] {
+			added := nowMeta(now)
+			out = append(out, corev1.Taint{Key: want, Effect: eff, TimeAdded: &added})
+			changed = true
+		}
 	}
 	return out, changed
 }

@@ -39,6 +39,8 @@ func TestStale(t *testing.T) {
 func TestReconcileTaints(t *testing.T) {
 	other := corev1.Taint{Key: "dedicated", Value: "x", Effect: corev1.TaintEffectNoSchedule}
 	unreach := corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute}
+	unreachNS := corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule}
+	u, nr := corev1.TaintNodeUnreachable, corev1.TaintNodeNotReady
 	cases := []struct {
 		name    string
 		node    *corev1.Node
@@ -46,11 +48,12 @@ func TestReconcileTaints(t *testing.T) {
 		changed bool
 	}{
 		{"ready, none", nodeWith(corev1.ConditionTrue, other), []string{"dedicated"}, false},
-		{"unknown adds unreachable", nodeWith(corev1.ConditionUnknown, other), []string{"dedicated", corev1.TaintNodeUnreachable}, true},
-		{"unknown keeps unreachable", nodeWith(corev1.ConditionUnknown, unreach), []string{corev1.TaintNodeUnreachable}, false},
-		{"false swaps to not-ready", nodeWith(corev1.ConditionFalse, unreach), []string{corev1.TaintNodeNotReady}, true},
-		{"ready again removes", nodeWith(corev1.ConditionTrue, unreach, other), []string{"dedicated"}, true},
-		{"no condition is unreachable", nodeWith(""), []string{corev1.TaintNodeUnreachable}, true},
+		{"unknown adds unreachable in both effects", nodeWith(corev1.ConditionUnknown, other), []string{"dedicated", u, u}, true},
+		{"unknown keeps unreachable", nodeWith(corev1.ConditionUnknown, unreach, unreachNS), []string{u, u}, false},
+		{"unknown adds the missing NoSchedule twin", nodeWith(corev1.ConditionUnknown, unreach), []string{u, u}, true},
+		{"false swaps to not-ready", nodeWith(corev1.ConditionFalse, unreach, unreachNS), []string{nr, nr}, true},
+		{"ready again removes", nodeWith(corev1.ConditionTrue, unreach, unreachNS, other), []string{"dedicated"}, true},
+		{"no condition is unreachable", nodeWith(""), []string{u, u}, true},
 	}
 	for _, tc := range cases {
 		got, changed := reconcileTaints(tc.node.Spec.Taints, wantTaint(tc.node), t0)

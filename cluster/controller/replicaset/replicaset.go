@@ -40,6 +40,8 @@ type Controller struct {
 	log      *slog.Logger
 	now      func() time.Time
 	workers  int
+	// noExpectations: the failpoint (Options.NoExpectations) is on.
+	noExpectations bool
 
 	// syncHandler is a field so tests can wrap it.
 	syncHandler func(ctx context.Context, key string) error
@@ -73,6 +75,7 @@ func New(c *controller.Context) controller.Controller {
 		seen:     map[string]bool{},
 	}
 	r.syncHandler = r.sync
+	r.noExpectations = c.Options.NoExpectations // the failpoint that breaks it on purpose
 	_, _ = rsInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    r.addRS,
 		UpdateFunc: func(_, cur any) { r.enqueueRS(cur) },

@@ -51,6 +51,17 @@ type Config struct {
 	APIServerArgs []string
 	// Etcd tunes every member; zero fields keep `kstep etcd`'s defaults.
 	Etcd EtcdTuning
+	// EtcdPeerProxy puts a proxy in front of every member's peer port, in
+	// the process that runs Up, so Partition can cut a member off (the
+	// chaos engine). The cluster then needs that process alive.
+	EtcdPeerProxy bool
+	// Insecure serves the API over plain HTTP with every caller the admin,
+	// as before TLS and RBAC existed (no PKI is created): to measure what
+	// authentication and authorization cost.
+	Insecure bool
+	// Tokens are extra lines of the apiservers' token file (upstream's CSV:
+	// token,user,uid,"group1,group2"): users beyond the built-in identities.
+	Tokens []string
 	// ReadyTimeout bounds how long Up and Start wait for one actor to become
 	// ready; 0 means one minute.
 	ReadyTimeout time.Duration
@@ -115,6 +126,8 @@ func (c Config) validateTopology() error {
 		return fmt.Errorf("hollow nodes need an apiserver")
 	case c.ControllerManagers < 0 || c.Schedulers < 0:
 		return fmt.Errorf("controller-managers (%d) and schedulers (%d) must not be negative", c.ControllerManagers, c.Schedulers)
+	case c.EtcdPeerProxy && c.Detach:
+		return fmt.Errorf("etcd peer proxies live in the process that runs Up: a detached cluster would lose them when it exits")
 	case c.APIServers == 0 && c.ControllerManagers+c.Schedulers > 0:
 		return fmt.Errorf("controller-managers and schedulers need an apiserver: set apiservers ≥ 1 or run them with 0")
 	}
@@ -156,4 +169,22 @@ func (t EtcdTuning) args() []string {
 		a = append(a, "--log-level="+t.LogLevel)
 	}
 	return a
+}
+
+// peerProxyPorts is how many extra ports the etcd peer proxies take.
+func (c Config) peerProxyPorts() int {
+	if c.EtcdPeerProxy {
+		return c.EtcdMembers
+	}
+	return 0
+}
+
+// etcdPorts names a member's ports; "peer-proxy" is where peers reach it
+// when the peer proxies run.
+func (c Config) etcdPorts(client, peer, advertised int) map[string]int {
+	m := map[string]int{"client": client, "peer": peer}
+	if c.EtcdPeerProxy {
+		m["peer-proxy"] = advertised
+	}
+	return m
 }

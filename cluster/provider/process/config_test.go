@@ -1,6 +1,9 @@
 package process
 
 import (
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +87,7 @@ func TestKubeconfigContexts(t *testing.T) {
 		{Actor: provider.Actor{Name: "apiserver-2", Endpoint: "http://127.0.0.1:1002"}},
 	}
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*kubeconfigFor(servers), path); err != nil {
+	if err := clientcmd.WriteToFile(*kubeconfigFor(servers, credentials{}), path); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := clientcmd.LoadFromFile(path)
@@ -147,5 +150,74 @@ func TestLogTail(t *testing.T) {
 	}
 	if n := strings.Count(got, "\n\t"); n != 20 {
 		t.Errorf("tail has %d lines, want 20", n)
+	}
+}
+
+func TestHollowNodeNames(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hollow-nodes", "--count=3", "--kubeconfig=x"}, "hollow-0 hollow-1 hollow-2"},
+		{[]string{"hollow-nodes", "--count=2", "--name-prefix=h-", "--first-index", "5"}, "h-5 h-6"},
+		{[]string{"hollow-nodes"}, ""},
+	} {
+		if got := strings.Join(hollowNodeNames(c.args), " "); got != c.want {
+			t.Errorf("hollowNodeNames(%q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
+// TestActorKubeconfigsCarryIdentities: each actor's kubeconfig embeds a
+// certificate for its own identity, signed by the cluster's CA.
+func TestActorKubeconfigsCarryIdentities(t *testing.T) {
+	dir := t.TempDir()
+	actors := []actorState{
+		{Actor: provider.Actor{Name: "scheduler-0", Role: provider.RoleScheduler}},
+		{Actor: provider.Actor{Name: "node-1", Role: provider.RoleNode}},
+		{Actor: provider.Actor{Name: "hollow-nodes", Role: provider.RoleHollowNodes}, Args: []string{"hollow-nodes", "--count=2"}},
+	}
+	if err := writePKI(dir, actors, nil); err != nil {
+		t.Fatal(err)
+	}
+	is, err := loadIssuer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(is.ca.Cert)
+	server := actorState{Actor: provider.Actor{Name: "apiserver-0", Endpoint: "https://127.0.0.1:1"}}
+	for a, want := range map[int]string{0: "system:kube-scheduler/[]", 1: "system:node:node-1/[system:nodes]"} {
+		creds, err := is.actorCredentials(actors[a])
+		if err != nil {
+			t.Fatal(err)
+		}
+		kc := actorKubeconfig(actors[a].Name, server, creds)
+		block, _ := pem.Decode(kc.AuthInfos[actors[a].Name].ClientCertificateData)
+		if block == nil {
+			t.Fatalf("%s: no client certificate", actors[a].Name)
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%s/%v", cert.Subject.CommonName, cert.Subject.Organization); got != want {
+			t.Errorf("%s: certificate for %s, want %s", actors[a].Name, got, want)
+		}
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+			t.Errorf("%s: %v", actors[a].Name, err)
+		}
+		if string(kc.Clusters["apiserver-0"].CertificateAuthorityData) != string(is.ca.CertPEM()) {
+			t.Errorf("%s: kubeconfig does not trust the cluster CA", actors[a].Name)
+		}
+	}
+	tokens, err := os.ReadFile(pkiPaths(dir).hollowTokens())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, node := range []string{"system:node:hollow-0", "system:node:hollow-1"} {
+		if !strings.Contains(string(tokens), ","+node+",") {
+			t.Errorf("hollow-nodes tokens have no line for %s:\n%s", node, tokens)
+		}
 	}
 }

@@ -38,6 +38,11 @@ func fakeActor(role string, args []string) int {
 		fs.String("name", "", "")
 		fs.String("etcd-servers", "", "")
 		fs.String("max-request-bytes", "", "")
+		cert := fs.String("tls-cert-file", "", "")
+		key := fs.String("tls-private-key-file", "", "")
+		fs.String("client-ca-file", "", "")
+		fs.String("token-auth-file", "", "")
+		fs.String("authorization-mode", "", "")
 		if err := fs.Parse(args); err != nil {
 			return 2
 		}
@@ -51,7 +56,11 @@ func fakeActor(role string, args []string) int {
 			srv.Close()
 		}()
 		fmt.Fprintln(os.Stderr, "fake apiserver listening on", *listen)
-		if err := srv.ListenAndServe(); err != http.ErrServerClosed {
+		serve := srv.ListenAndServe
+		if *cert != "" {
+			serve = func() error { return srv.ListenAndServeTLS(*cert, *key) }
+		}
+		if err := serve(); err != http.ErrServerClosed {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

@@ -18,6 +18,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kstep-dev/kstep/cluster/pki"
 	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
@@ -51,6 +52,10 @@ type Provider struct {
 	// children are the processes this Provider started, by actor name; only
 	// they can be waited for, and their exit is known without polling.
 	children map[string]*child
+	// usage sums what each actor's exited processes consumed.
+	usage map[string]provider.Usage
+	// proxies cut etcd peer traffic (Config.EtcdPeerProxy); nil without.
+	proxies *peerProxies
 }
 
 // child is a process this Provider started and reaps.
@@ -100,7 +105,7 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{cfg: cfg, binary: bin, st: st, children: map[string]*child{}}, nil
+	return &Provider{cfg: cfg, binary: bin, st: st, children: map[string]*child{}, usage: map[string]provider.Usage{}}, nil
 }
 
 // StateDir is the absolute path of the cluster's state directory.
@@ -147,7 +152,20 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 		p.mu.Unlock()
 	}()
 
+	if !p.cfg.Insecure {
+		if err := writePKI(p.cfg.StateDir, st.Actors, p.cfg.Tokens); err != nil {
+			return err
+		}
+	}
 	roles := byRole(st.Actors)
+	if p.cfg.EtcdPeerProxy {
+		p.mu.Lock()
+		err := p.startPeerProxiesLocked()
+		p.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
 	if err := p.startAll(ctx, roles[provider.RoleEtcd]); err != nil {
 		return err
 	}
@@ -169,8 +187,8 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 }
 
 // writeKubeconfigs writes the admin kubeconfig (a context per apiserver)
-// and one kubeconfig per actor that talks to the apiserver, so each actor
-// has an identity of its own (client certificates come with TLS).
+// and one kubeconfig per actor that talks to the apiserver, each with the
+// actor's own client certificate (certs.go) unless the cluster is insecure.
 func (p *Provider) writeKubeconfigs() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -180,8 +198,19 @@ func (p *Provider) writeKubeconfigs() error {
 			servers = append(servers, a)
 		}
 	}
+	var is *issuer // nil: an insecure cluster, no credentials
+	if !p.cfg.Insecure {
+		var err error
+		if is, err = loadIssuer(p.cfg.StateDir); err != nil {
+			return err
+		}
+	}
+	admin, err := is.credentials(pki.AdminUser, pki.MastersGroup)
+	if err != nil {
+		return err
+	}
 	path := filepath.Join(p.cfg.StateDir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*kubeconfigFor(servers), path); err != nil {
+	if err := clientcmd.WriteToFile(*kubeconfigFor(servers, admin), path); err != nil {
 		return fmt.Errorf("write kubeconfig %s: %w", path, err)
 	}
 	p.st.Kubeconfig = path
@@ -195,7 +224,11 @@ func (p *Provider) writeKubeconfigs() error {
 		if err := os.MkdirAll(filepath.Dir(a.Kubeconfig), 0o755); err != nil {
 			return fmt.Errorf("kubeconfig dir: %w", err)
 		}
-		if err := clientcmd.WriteToFile(*actorKubeconfig(a.Name, server), a.Kubeconfig); err != nil {
+		creds, err := is.actorCredentials(a)
+		if err != nil {
+			return err
+		}
+		if err := clientcmd.WriteToFile(*actorKubeconfig(a.Name, server, creds), a.Kubeconfig); err != nil {
 			return fmt.Errorf("write kubeconfig %s: %w", a.Kubeconfig, err)
 		}
 	}
@@ -242,7 +275,7 @@ func (p *Provider) prepareLocked() (*clusterState, error) {
 	if err := os.Remove(filepath.Join(dir, "kubeconfig")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("remove old kubeconfig: %w", err)
 	}
-	ports, err := freePorts(2*p.cfg.EtcdMembers + p.cfg.APIServers + p.cfg.ControllerManagers + p.cfg.Schedulers + 2 + p.cfg.Nodes)
+	ports, err := freePorts(2*p.cfg.EtcdMembers + p.cfg.APIServers + p.cfg.ControllerManagers + p.cfg.Schedulers + 2 + p.cfg.Nodes + p.cfg.peerProxyPorts())
 	if err != nil {
 		return nil, err
 	}
@@ -268,9 +301,15 @@ func (p *Provider) plan(ports []int) []actorState {
 	n := p.cfg.EtcdMembers
 	local := func(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) }
 
+	// With peer proxies, members advertise the proxy's port (the last n
+	// ports) and listen on their own.
+	advertised := func(i int) int { return ports[2*i+1] }
+	if p.cfg.EtcdPeerProxy {
+		advertised = func(i int) int { return ports[len(ports)-n+i] }
+	}
 	var initial, clients []string
 	for i := range n {
-		initial = append(initial, fmt.Sprintf("etcd-%d=%s", i, local(ports[2*i+1])))
+		initial = append(initial, fmt.Sprintf("etcd-%d=%s", i, local(advertised(i))))
 		clients = append(clients, local(ports[2*i]))
 	}
 	actors := make([]actorState, 0, n+p.cfg.APIServers)
@@ -285,7 +324,7 @@ func (p *Provider) plan(ports []int) []actorState {
 			"--listen-client-urls=" + client,
 			"--advertise-client-urls=" + client,
 			"--listen-peer-urls=" + peer,
-			"--initial-advertise-peer-urls=" + peer,
+			"--initial-advertise-peer-urls=" + local(advertised(i)),
 			"--initial-cluster=" + strings.Join(initial, ","),
 			"--initial-cluster-state=new",
 		}
@@ -297,10 +336,14 @@ func (p *Provider) plan(ports []int) []actorState {
 				LogPath:  filepath.Join(dir, "logs", name+".log"),
 			},
 			Args:     append(args, p.cfg.Etcd.args()...),
-			Ports:    map[string]int{"client": ports[2*i], "peer": ports[2*i+1]},
+			Ports:    p.cfg.etcdPorts(ports[2*i], ports[2*i+1], advertised(i)),
 			DataDir:  data,
 			ReadyURL: client + "/health",
 		})
+	}
+	apiURL := func(port int) string { return "https://127.0.0.1:" + strconv.Itoa(port) }
+	if p.cfg.Insecure {
+		apiURL = local
 	}
 	for i := range p.cfg.APIServers {
 		name := fmt.Sprintf("apiserver-%d", i)
@@ -310,6 +353,9 @@ func (p *Provider) plan(ports []int) []actorState {
 			"--name=" + name,
 			"--listen=127.0.0.1:" + strconv.Itoa(port),
 			"--etcd-servers=" + strings.Join(clients, ","),
+		}
+		if !p.cfg.Insecure {
+			args = append(args, pkiPaths(dir).apiserverArgs()...)
 		}
 		// The apiserver must refuse what etcd would refuse, before etcd.
 		if b := p.cfg.Etcd.MaxRequestBytes; b != 0 {
@@ -323,12 +369,12 @@ func (p *Provider) plan(ports []int) []actorState {
 			Actor: provider.Actor{
 				Name:     name,
 				Role:     provider.RoleAPIServer,
-				Endpoint: local(port),
+				Endpoint: apiURL(port),
 				LogPath:  filepath.Join(dir, "logs", name+".log"),
 			},
 			Args:     args,
 			Ports:    map[string]int{"listen": port},
-			ReadyURL: local(port) + "/readyz",
+			ReadyURL: apiURL(port) + "/readyz",
 		})
 	}
 	next := 2*n + p.cfg.APIServers
@@ -405,6 +451,9 @@ func (p *Provider) plan(ports []int) []actorState {
 		kc := filepath.Join(dir, "kubeconfigs", name+".kubeconfig")
 		args := []string{name, "--count=" + strconv.Itoa(p.cfg.HollowNodes), "--kubeconfig=" + kc,
 			"--metrics-listen=127.0.0.1:" + strconv.Itoa(port)}
+		if !p.cfg.Insecure {
+			args = append(args, "--node-token-file="+pkiPaths(dir).hollowTokens())
+		}
 		if p.cfg.TraceDir != "" {
 			args = append(args, "--trace-file="+filepath.Join(p.cfg.TraceDir, name+".jsonl"))
 		}
@@ -504,6 +553,7 @@ func (p *Provider) spawnLocked(a *actorState, fresh bool) error {
 	go func() {
 		_ = cmd.Wait() // the exit is reported through ProcessState
 		c.exit = cmd.ProcessState.String()
+		p.addUsage(a.Name, cmd.ProcessState)
 		close(c.done)
 	}()
 	p.children[a.Name] = c
@@ -739,11 +789,19 @@ func (p *Provider) stopAll(ctx context.Context, grace time.Duration) error {
 	p.mu.Unlock()
 	// The apiserver's clients go first, so none of them logs the
 	// apiserver's disappearance as a failure.
-	clients := append(append(append(append([]string(nil), roles[provider.RoleControllerManager]...), roles[provider.RoleScheduler]...), roles[provider.RoleHollowNodes]...), roles[provider.RoleNode]...)
-	errs := []error{p.stopGroup(ctx, clients, grace), p.stopGroup(ctx, append(roles[provider.RoleAPIServer], roles[provider.RoleRegistry]...), grace)}
+	clients := append(append(append([]string(nil), roles[provider.RoleControllerManager]...), roles[provider.RoleScheduler]...), roles[provider.RoleHollowNodes]...)
+	// A node shuts down like a machine (its pods stopped and removed
+	// through CRI, then containerd): it gets longer than the other actors.
+	// Pods a killed node left behind are reaped after it.
+	errs := []error{p.stopGroup(ctx, clients, grace), p.stopGroup(ctx, roles[provider.RoleNode], max(grace, nodeStopGrace))}
+	if len(roles[provider.RoleNode]) > 0 {
+		errs = append(errs, reapOrphanPods(p.cfg.StateDir))
+	}
+	errs = append(errs, p.stopGroup(ctx, append(roles[provider.RoleAPIServer], roles[provider.RoleRegistry]...), grace))
 	for _, name := range slices.Backward(roles[provider.RoleEtcd]) {
 		errs = append(errs, p.stopGroup(ctx, []string{name}, grace))
 	}
+	p.stopPeerProxies()
 	return errors.Join(errs...)
 }
 
@@ -853,7 +911,7 @@ func (p *Provider) Purge() error {
 	}
 	// Only what kstep creates, so a mistaken --state-dir cannot wipe a
 	// directory that merely exists.
-	for _, name := range []string{"etcd", "logs", "kubeconfig", "cluster.json"} {
+	for _, name := range []string{"etcd", "logs", "kubeconfig", "kubeconfigs", "pki", "cluster.json"} {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("purge %s: %w", dir, err)
 		}

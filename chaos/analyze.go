@@ -1,0 +1,385 @@
+package chaos
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// FaultResult is one fault as injected and measured.
+type FaultResult struct {
+	Name   string `json:"name"`
+	Action Action `json:"action"`
+	Target Target `json:"target"`
+	// Actors are what the target resolved to at injection.
+	Actors []string `json:"actors"`
+	// Nodes are the nodes the fault took down (kubelet, node targets).
+	Nodes []string `json:"nodes,omitempty"`
+	// Error is why the fault could not be injected or undone.
+	Error string `json:"error,omitempty"`
+
+	InjectedAt time.Time `json:"injected_at"`
+	// UndoneAt is when the actor was started, thawed or healed again;
+	// ReadyAt when it was ready after that (Start returns then).
+	UndoneAt time.Time `json:"undone_at,omitzero"`
+	ReadyAt  time.Time `json:"ready_at,omitzero"`
+	// WindowEnd is where this fault's measurements stop: the next fault's
+	// injection, or the end of the run.
+	WindowEnd time.Time `json:"window_end"`
+
+	Detection Measure `json:"detection"`
+	Recovery  Measure `json:"recovery"`
+	// WriteGapMS is the longest time between two acknowledged probe writes
+	// around the fault.
+	WriteGapMS float64 `json:"write_gap_ms"`
+	// FailedWrites are probe writes that failed on every apiserver.
+	FailedWrites int `json:"failed_writes"`
+	// UnavailableMS is from the first failed write to the first success
+	// after the last one (0 with no failure).
+	UnavailableMS float64 `json:"unavailable_ms"`
+	// Steps are step latencies before, during and after the fault.
+	Steps []StepWindow `json:"steps,omitempty"`
+}
+
+// Measure is a detection or recovery time from the injection.
+type Measure struct {
+	Kind string `json:"kind"`
+	// MS is nil when the signal was never seen in the fault's window.
+	MS   *float64 `json:"ms"`
+	Note string   `json:"note,omitempty"`
+}
+
+// Observed says whether the measure has a value.
+func (m Measure) Observed() bool { return m.MS != nil }
+
+func ms(d time.Duration) *float64 {
+	v := float64(d) / float64(time.Millisecond)
+	return &v
+}
+
+// StepWindow is a step pair's latency over pods created in one phase of a
+// fault: before (10 s up to the injection), during (up to recovery), after.
+type StepWindow struct {
+	Pair  string  `json:"pair"`
+	Phase string  `json:"phase"`
+	Count int     `json:"count"`
+	P50MS float64 `json:"p50_ms"`
+	P99MS float64 `json:"p99_ms"`
+}
+
+// Leases kstep's leader-elected actors hold.
+const (
+	LeaseControllerManager = "kstep-controller-manager"
+	LeaseScheduler         = "kstep-scheduler"
+)
+
+func leaseOf(t Target) string {
+	if t == TargetScheduler {
+		return LeaseScheduler
+	}
+	return LeaseControllerManager
+}
+
+// Measure fills f's detection, recovery, write and step figures from h,
+// given what the fault is expected to show.
+func (f *FaultResult) Measure(h *History, e Expect) {
+	inj, end := f.InjectedAt, f.WindowEnd
+	in := func(t time.Time) bool { return !t.Before(inj) && t.Before(end) }
+
+	f.Detection = Measure{Kind: string(e.Detection)}
+	switch e.Detection {
+	case DetectEtcdLeader:
+		f.Detection.MS, f.Detection.Note = holderChanged(h.EtcdLeader, inj, end)
+	case DetectLeaseHolder:
+		f.Detection.MS, f.Detection.Note = holderChanged(h.Leases[leaseOf(f.Target)], inj, end)
+	case DetectNodeNotReady:
+		nodes := set(f.Nodes)
+		for _, s := range h.Nodes {
+			if in(s.At) && !s.Ready && (len(nodes) == 0 || nodes[s.Node]) {
+				f.Detection.MS = ms(s.At.Sub(inj))
+				f.Detection.Note = s.Node + " NotReady"
+				break
+			}
+		}
+	case DetectWriteRejected:
+		for _, w := range h.Writes {
+			if in(w.Sent) && w.Acked.IsZero() {
+				f.Detection.MS = ms(w.Sent.Sub(inj))
+				break
+			}
+		}
+	}
+
+	f.Recovery = Measure{Kind: string(e.Recovery)}
+	var recovered time.Time
+	switch e.Recovery {
+	case RecoverWrite:
+		for _, w := range h.Writes {
+			if in(w.Sent) && !w.Acked.IsZero() {
+				recovered = w.Acked
+				break
+			}
+		}
+	case RecoverLeaderPod, RecoverLeaderBind:
+		step := "pod.create.sent"
+		if e.Recovery == RecoverLeaderBind {
+			step = "pod.bound"
+		}
+		old := set(f.Actors)
+		for _, s := range h.Steps {
+			if s.Step == step && in(s.At) && !old[s.Actor] {
+				recovered = s.At
+				f.Recovery.Note = "by " + s.Actor
+				break
+			}
+		}
+	case RecoverActorReady:
+		if in(f.ReadyAt) {
+			recovered = f.ReadyAt
+		}
+	case RecoverNodesReady:
+		recovered = allNodesReady(h.Nodes, f.UndoneAt, end)
+	case RecoverRescheduled:
+		recovered = rescheduled(h, set(f.Nodes), inj, end)
+	}
+	if !recovered.IsZero() {
+		f.Recovery.MS = ms(recovered.Sub(inj))
+	}
+
+	f.WriteGapMS, f.FailedWrites, f.UnavailableMS = writeGaps(h.Writes, inj, end)
+	rec := recovered
+	if rec.IsZero() {
+		rec = f.ReadyAt
+	}
+	if rec.IsZero() {
+		rec = f.UndoneAt
+	}
+	f.Steps = stepWindows(h.Steps, inj, rec, end)
+}
+
+// holderChanged finds the first sample in [from, end) naming a holder other
+// than the one leading at from.
+func holderChanged(samples []LeaderSample, from, end time.Time) (*float64, string) {
+	old := leaderAt(samples, from)
+	for _, s := range samples {
+		if !s.At.Before(from) && s.At.Before(end) && s.Holder != "" && s.Holder != old {
+			return ms(s.At.Sub(from)), old + " → " + s.Holder
+		}
+	}
+	return nil, "holder stayed " + old
+}
+
+// allNodesReady is the first moment in [from, end) at which every node
+// seen so far is Ready: from itself if they all are then.
+func allNodesReady(samples []NodeSample, from, end time.Time) time.Time {
+	if from.IsZero() {
+		return time.Time{}
+	}
+	state := map[string]bool{}
+	all := func() bool {
+		for _, r := range state {
+			if !r {
+				return false
+			}
+		}
+		return len(state) > 0
+	}
+	i := 0
+	for ; i < len(samples) && !samples[i].At.After(from); i++ {
+		state[samples[i].Node] = samples[i].Ready
+	}
+	if all() {
+		return from
+	}
+	for ; i < len(samples) && samples[i].At.Before(end); i++ {
+		state[samples[i].Node] = samples[i].Ready
+		if all() {
+			return samples[i].At
+		}
+	}
+	return time.Time{}
+}
+
+// rescheduled is the first moment in [from, end) at which every
+// ReplicaSet that had an active pod on a lost node has its replicas Ready
+// on other nodes.
+func rescheduled(h *History, lost map[string]bool, from, end time.Time) time.Time {
+	type pod struct {
+		owner, node   string
+		ready, active bool
+	}
+	pods := map[string]pod{}
+	replicas := map[string]int32{}
+	affected := map[string]bool{}
+	ri := 0
+	whole := func() bool {
+		if len(affected) == 0 {
+			return false
+		}
+		count := map[string]int32{}
+		for _, p := range pods {
+			if p.active && p.ready && !lost[p.node] {
+				count[p.owner]++
+			}
+		}
+		for rs := range affected {
+			if count[rs] < replicas[rs] {
+				return false
+			}
+		}
+		return true
+	}
+	started := false
+	for _, e := range h.Pods {
+		if !e.At.Before(end) {
+			break
+		}
+		for ri < len(h.RS) && !h.RS[ri].At.After(e.At) {
+			replicas[h.RS[ri].Key] = h.RS[ri].Replicas
+			ri++
+		}
+		if !started && !e.At.Before(from) {
+			// The ReplicaSets hit are those with a pod on a lost node when
+			// the fault began.
+			started = true
+			for _, p := range pods {
+				if p.active && lost[p.node] && p.owner != "" {
+					affected[p.owner] = true
+				}
+			}
+		}
+		if e.Deleted {
+			delete(pods, e.UID)
+		} else {
+			pods[e.UID] = pod{owner: e.Owner, node: e.Node, ready: e.Ready, active: e.Active}
+		}
+		if started && whole() {
+			return e.At
+		}
+	}
+	return time.Time{}
+}
+
+// writeGaps measures the probe's writes over [from, end): the longest time
+// between consecutive acknowledgements (counting from the last one before
+// from), the writes that failed, and the unavailability window.
+func writeGaps(writes []ProbeWrite, from, end time.Time) (gapMS float64, failed int, unavailMS float64) {
+	var acks []time.Time
+	var prev time.Time
+	var firstFail, lastFail time.Time
+	for _, w := range writes {
+		if !w.Acked.IsZero() && w.Acked.Before(from) && w.Acked.After(prev) {
+			prev = w.Acked
+		}
+		if w.Sent.Before(from) || !w.Sent.Before(end) {
+			continue
+		}
+		if w.Acked.IsZero() {
+			failed++
+			if firstFail.IsZero() {
+				firstFail = w.Sent
+			}
+			lastFail = w.Sent
+			continue
+		}
+		acks = append(acks, w.Acked)
+	}
+	sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
+	if !prev.IsZero() {
+		acks = append([]time.Time{prev}, acks...)
+	}
+	var gap time.Duration
+	for i := 1; i < len(acks); i++ {
+		gap = max(gap, acks[i].Sub(acks[i-1]))
+	}
+	if !firstFail.IsZero() {
+		for _, a := range acks {
+			if a.After(lastFail) {
+				unavailMS = float64(a.Sub(firstFail)) / float64(time.Millisecond)
+				break
+			}
+		}
+		if unavailMS == 0 {
+			unavailMS = float64(end.Sub(firstFail)) / float64(time.Millisecond)
+		}
+	}
+	return float64(gap) / float64(time.Millisecond), failed, unavailMS
+}
+
+// stepPairs are the step latencies reported around a fault, per pod.
+var stepPairs = [][2]string{
+	{"pod.persisted", "pod.bound"},
+	{"pod.bound", "pod.ready.observed"},
+}
+
+// baseline is how far before a fault the "before" window reaches.
+const baseline = 10 * time.Second
+
+// stepWindows computes each step pair's latency for pods whose first step
+// fell before the fault, during it (until recovery) or after.
+func stepWindows(steps []StepEvent, inj, rec, end time.Time) []StepWindow {
+	if rec.IsZero() || rec.Before(inj) {
+		rec = inj
+	}
+	first := map[string]map[string]time.Time{}
+	for _, s := range steps {
+		m := first[s.UID]
+		if m == nil {
+			m = map[string]time.Time{}
+			first[s.UID] = m
+		}
+		if _, ok := m[s.Step]; !ok {
+			m[s.Step] = s.At
+		}
+	}
+	var out []StepWindow
+	for _, pair := range stepPairs {
+		lat := map[string][]float64{}
+		for _, m := range first {
+			a, ok1 := m[pair[0]]
+			b, ok2 := m[pair[1]]
+			if !ok1 || !ok2 || b.Before(a) {
+				continue
+			}
+			var phase string
+			switch {
+			case a.Before(inj.Add(-baseline)) || !a.Before(end):
+				continue
+			case a.Before(inj):
+				phase = "before"
+			case a.Before(rec):
+				phase = "during"
+			default:
+				phase = "after"
+			}
+			lat[phase] = append(lat[phase], float64(b.Sub(a))/float64(time.Millisecond))
+		}
+		for _, phase := range []string{"before", "during", "after"} {
+			v := lat[phase]
+			if len(v) == 0 {
+				continue
+			}
+			sort.Float64s(v)
+			out = append(out, StepWindow{Pair: pair[0] + " → " + pair[1], Phase: phase, Count: len(v),
+				P50MS: quantile(v, 0.5), P99MS: quantile(v, 0.99)})
+		}
+	}
+	return out
+}
+
+// quantile of sorted v, nearest rank.
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(v)))) - 1
+	return v[max(0, min(i, len(v)-1))]
+}
+
+func set(s []string) map[string]bool {
+	m := make(map[string]bool, len(s))
+	for _, v := range s {
+		m[v] = true
+	}
+	return m
+}

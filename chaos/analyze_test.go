@@ -1,0 +1,128 @@
+package chaos
+
+import (
+	"testing"
+	"time"
+)
+
+func value(m Measure) float64 {
+	if m.MS == nil {
+		return -1
+	}
+	return *m.MS
+}
+
+func TestMeasureEtcdLeaderKill(t *testing.T) {
+	h := &History{
+		EtcdLeader: []LeaderSample{{At: at(0), Holder: "etcd-0"}, {At: at(10.2), Holder: ""}, {At: at(11.3), Holder: "etcd-2"}},
+		Writes: []ProbeWrite{
+			{Sent: at(9.8), Acked: at(9.9)},
+			{Sent: at(9.95), Acked: at(11.5)}, // in flight at the kill, acknowledged late
+			{Sent: at(10.1), Acked: at(11.4)},
+			{Sent: at(10.5), Err: "timeout"},
+			{Sent: at(11.6), Acked: at(11.7)},
+		},
+	}
+	f := FaultResult{Target: TargetEtcdLeader, Actors: []string{"etcd-0"}, InjectedAt: at(10), WindowEnd: at(30)}
+	f.Measure(h, Expect{Detection: DetectEtcdLeader, Recovery: RecoverWrite})
+	if got := value(f.Detection); got != 1300 {
+		t.Errorf("detection %v ms, want 1300", got)
+	}
+	if got := value(f.Recovery); got != 1400 {
+		t.Errorf("recovery %v ms, want 1400 (first write sent after the kill)", got)
+	}
+	if f.WriteGapMS != 1500 {
+		t.Errorf("write gap %v ms, want 1500 (9.9 → 11.4)", f.WriteGapMS)
+	}
+	if f.FailedWrites != 1 || f.UnavailableMS != 900 {
+		t.Errorf("failed %d unavailable %v, want 1 and 900 (10.5 → the next acknowledgement, 11.4)", f.FailedWrites, f.UnavailableMS)
+	}
+}
+
+func TestMeasureLeaderFailover(t *testing.T) {
+	h := &History{
+		Leases: map[string][]LeaderSample{LeaseControllerManager: {{At: at(0), Holder: "cm-0"}, {At: at(12.5), Holder: "cm-1"}}},
+		Steps: []StepEvent{
+			{At: at(10.1), Step: "pod.create.sent", Actor: "cm-0"}, // the dying leader's last
+			{At: at(12.9), Step: "pod.create.sent", Actor: "cm-1"},
+		},
+	}
+	f := FaultResult{Target: TargetControllerManager, Actors: []string{"cm-0"}, InjectedAt: at(10), WindowEnd: at(30)}
+	f.Measure(h, Expect{Detection: DetectLeaseHolder, Recovery: RecoverLeaderPod})
+	if value(f.Detection) != 2500 || value(f.Recovery) != 2900 || f.Recovery.Note != "by cm-1" {
+		t.Errorf("detection %v recovery %v (%s), want 2500 and 2900 by cm-1", value(f.Detection), value(f.Recovery), f.Recovery.Note)
+	}
+}
+
+func TestMeasureNotObservedInWindow(t *testing.T) {
+	h := &History{Leases: map[string][]LeaderSample{LeaseScheduler: {{At: at(0), Holder: "s-0"}, {At: at(40), Holder: "s-1"}}}}
+	f := FaultResult{Target: TargetScheduler, Actors: []string{"s-0"}, InjectedAt: at(10), WindowEnd: at(30)}
+	f.Measure(h, Expect{Detection: DetectLeaseHolder, Recovery: RecoverLeaderBind})
+	if f.Detection.Observed() || f.Recovery.Observed() {
+		t.Errorf("a change after the window counted: %+v %+v", f.Detection, f.Recovery)
+	}
+}
+
+func TestMeasureNodeLoss(t *testing.T) {
+	h := &History{
+		Nodes: []NodeSample{{At: at(0), Node: "n1", Ready: true}, {At: at(0), Node: "n2", Ready: true}, {At: at(18), Node: "n1", Ready: false}},
+		RS:    []RSEvent{{At: at(0), Key: "ns/a", Replicas: 1}, {At: at(0), Key: "ns/b", Replicas: 1}},
+		Pods: []PodEvent{
+			{At: at(1), UID: "a1", Owner: "ns/a", Node: "n1", Ready: true, Active: true},
+			{At: at(1), UID: "b1", Owner: "ns/b", Node: "n2", Ready: true, Active: true},
+			{At: at(28), UID: "a1", Owner: "ns/a", Node: "n1", Active: false},               // evicted
+			{At: at(28.1), UID: "a2", Owner: "ns/a", Node: "", Active: true},                // replacement
+			{At: at(28.3), UID: "a2", Owner: "ns/a", Node: "n2", Active: true},              // bound elsewhere
+			{At: at(29.5), UID: "a2", Owner: "ns/a", Node: "n2", Active: true, Ready: true}, // Ready
+		},
+	}
+	f := FaultResult{Target: TargetNode, Nodes: []string{"n1"}, InjectedAt: at(10), WindowEnd: at(60)}
+	f.Measure(h, Expect{Detection: DetectNodeNotReady, Recovery: RecoverRescheduled})
+	if value(f.Detection) != 8000 || value(f.Recovery) != 19500 {
+		t.Errorf("detection %v recovery %v, want 8000 and 19500", value(f.Detection), value(f.Recovery))
+	}
+}
+
+func TestMeasureNodesReadyAgain(t *testing.T) {
+	h := &History{Nodes: []NodeSample{
+		{At: at(0), Node: "n1", Ready: true}, {At: at(0), Node: "n2", Ready: true},
+		{At: at(18), Node: "n1", Ready: false}, {At: at(18.5), Node: "n2", Ready: false},
+		{At: at(23), Node: "n1", Ready: true}, {At: at(23.4), Node: "n2", Ready: true},
+	}}
+	f := FaultResult{Target: TargetKubelet, InjectedAt: at(10), UndoneAt: at(22), WindowEnd: at(60)}
+	f.Measure(h, Expect{Detection: DetectNodeNotReady, Recovery: RecoverNodesReady})
+	if value(f.Detection) != 8000 || value(f.Recovery) != 13400 {
+		t.Errorf("detection %v recovery %v, want 8000 and 13400", value(f.Detection), value(f.Recovery))
+	}
+}
+
+func TestStepWindows(t *testing.T) {
+	var steps []StepEvent
+	add := func(uid string, a, b float64) {
+		steps = append(steps, StepEvent{At: at(a), Step: "pod.persisted", UID: uid}, StepEvent{At: at(b), Step: "pod.bound", UID: uid})
+	}
+	add("old", -1, -0.99)  // more than 10 s before: not reported
+	add("before", 5, 5.02) // 20 ms
+	add("during", 10.5, 13)
+	add("after", 15, 15.03)
+	ws := stepWindows(steps, at(10), at(14), at(30))
+	got := map[string]float64{}
+	for _, w := range ws {
+		got[w.Phase] = w.P50MS
+		if w.Count != 1 {
+			t.Errorf("%s: %d pods", w.Phase, w.Count)
+		}
+	}
+	if len(got) != 3 || got["during"] != 2500 || time.Duration(got["before"]*1e6).Round(time.Millisecond) != 20*time.Millisecond {
+		t.Errorf("windows %v", got)
+	}
+}
+
+func TestMeasureNodesNeverLost(t *testing.T) {
+	h := &History{Nodes: []NodeSample{{At: at(0), Node: "n1", Ready: true}, {At: at(30), Node: "n2", Ready: true}}}
+	f := FaultResult{Target: TargetContainerd, InjectedAt: at(10), UndoneAt: at(11), WindowEnd: at(60)}
+	f.Measure(h, Expect{Detection: DetectNone, Recovery: RecoverNodesReady})
+	if value(f.Recovery) != 1000 {
+		t.Errorf("recovery %v, want 1000: every node was Ready when the fault was undone", value(f.Recovery))
+	}
+}

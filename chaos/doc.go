@@ -1,0 +1,26 @@
+// Package chaos is kstep's chaos engine: it brings a cluster up through a
+// provider, runs a background load (a loadgen job plus its own write probe
+// and watchers), injects the faults of a Scenario at their offsets — kill,
+// stop, pause, restart, partition — aimed at roles resolved at the moment
+// of injection (the etcd leader, the controller-manager leader from its
+// Lease, the kubelet of a node with pods, ...), and measures each fault's
+// detection and recovery. Afterwards it checks the invariants the seed's
+// failure table promises (no acknowledged write lost, no ReplicaSet over
+// its replicas, no pod bound twice, no watch gap against etcd's history,
+// etcd members' hashes equal, convergence) and evaluates a Gate, whose
+// verdict is kstep chaos's exit code.
+//
+// Shape: the schedule (schedule.go), the analysis of what the observers
+// recorded (analyze.go) and the invariant checkers (invariants.go) are pure
+// functions of recorded histories and an injected clock, tested on
+// constructed inputs; goroutines live only in Run and the observers it
+// starts (observe.go). The report renderers (report.go) write chaos.json,
+// chaos.md and chaos.html into a run directory.
+//
+// It owns: scenarios and their built-in set (scenarios/*.yaml), gates,
+// target resolution, measurements, invariants, the chaos report section.
+// It must not touch: the actors' packages (it reaches the cluster only
+// through a cluster/provider.Provider, kubeconfigs, client-go and etcd's
+// client), results/ (it reads its types only), bench/ (it reuses its trace
+// reader only).
+package chaos

@@ -1,0 +1,192 @@
+package chaos
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// GateKind identifies a Gate document.
+const GateKind = "Gate"
+
+// Gate turns a chaos run into pass or fail: thresholds per fault (matched
+// by target or by fault name) and per invariant. Every threshold is a
+// maximum; an unmeasured value fails its line.
+type Gate struct {
+	APIVersion string      `json:"apiVersion"`
+	Kind       string      `json:"kind"`
+	Name       string      `json:"name"`
+	Faults     []FaultGate `json:"faults"`
+	// Invariants: name (lost-writes, watch-gaps, rs-over-replicas,
+	// pod-bound-twice, etcd-hash-mismatch, unconverged-replicasets) → the
+	// most violations allowed, usually 0. An invariant not listed is
+	// reported but not gated.
+	Invariants map[string]int `json:"invariants"`
+}
+
+// FaultGate holds the thresholds for the faults it matches.
+type FaultGate struct {
+	// Match is a target (etcd-leader, apiserver, ...) or a fault's name.
+	Match        string    `json:"match"`
+	MaxDetection *Duration `json:"maxDetection,omitempty"`
+	MaxRecovery  *Duration `json:"maxRecovery,omitempty"`
+	MaxWriteGap  *Duration `json:"maxWriteGap,omitempty"`
+	// MaxFailedWrites bounds probe writes that failed on every apiserver.
+	MaxFailedWrites *int `json:"maxFailedWrites,omitempty"`
+}
+
+// Verdict is one gate line's outcome.
+type Verdict struct {
+	Line  string `json:"line"`
+	Value string `json:"value"`
+	Limit string `json:"limit"`
+	Pass  bool   `json:"pass"`
+}
+
+//go:embed gates/default.yaml
+var defaultGate []byte
+
+//go:embed gates/ci.yaml
+var ciGate []byte
+
+// ParseGate reads a Gate from YAML and validates it.
+func ParseGate(data []byte) (*Gate, error) {
+	var g Gate
+	if err := yaml.UnmarshalStrict(data, &g); err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	if g.APIVersion == "" {
+		g.APIVersion = APIVersion
+	}
+	if g.Kind == "" {
+		g.Kind = GateKind
+	}
+	if err := g.Validate(); err != nil {
+		return nil, fmt.Errorf("gate %s: %w", g.Name, err)
+	}
+	return &g, nil
+}
+
+// Validate says what is wrong with g.
+func (g *Gate) Validate() error {
+	var errs []error
+	if g.APIVersion != APIVersion || g.Kind != GateKind {
+		errs = append(errs, fmt.Errorf("apiVersion/kind: %s/%s, want %s/%s", g.APIVersion, g.Kind, APIVersion, GateKind))
+	}
+	known := map[string]bool{InvLostWrites: true, InvRSOver: true, InvBoundTwice: true, InvWatchGaps: true, InvHashKV: true, InvConvergence: true}
+	for name, n := range g.Invariants {
+		if !known[name] {
+			errs = append(errs, fmt.Errorf("invariants: %q unknown", name))
+		}
+		if n < 0 {
+			errs = append(errs, fmt.Errorf("invariants: %s: %d is negative", name, n))
+		}
+	}
+	for i, f := range g.Faults {
+		if f.Match == "" {
+			errs = append(errs, fmt.Errorf("faults[%d]: match is empty", i))
+		}
+		if f.MaxDetection == nil && f.MaxRecovery == nil && f.MaxWriteGap == nil && f.MaxFailedWrites == nil {
+			errs = append(errs, fmt.Errorf("faults[%d] (%s): no threshold", i, f.Match))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// LoadGate returns the built-in gate "default" or "ci", or reads a file.
+func LoadGate(name string) (*Gate, error) {
+	switch name {
+	case "", "default":
+		return ParseGate(defaultGate)
+	case "ci":
+		return ParseGate(ciGate)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("gate %q is neither built in (default, ci) nor a readable file: %w", name, err)
+	}
+	return ParseGate(b)
+}
+
+// Evaluate checks every line of g against the run's faults and invariants.
+// Lines matching no fault of the run are left out.
+func (g *Gate) Evaluate(faults []FaultResult, invs []Invariant) []Verdict {
+	var out []Verdict
+	dur := func(v *float64) string {
+		if v == nil {
+			return "not observed"
+		}
+		return (time.Duration(*v * float64(time.Millisecond))).Round(time.Millisecond).String()
+	}
+	within := func(v *float64, limit *Duration) bool {
+		return v != nil && *v <= float64(limit.Duration)/float64(time.Millisecond)
+	}
+	for _, fg := range g.Faults {
+		for _, f := range faults {
+			if string(f.Target) != fg.Match && f.Name != fg.Match {
+				continue
+			}
+			line := func(what string) string { return fmt.Sprintf("%s: %s", f.Name, what) }
+			if f.Error != "" {
+				out = append(out, Verdict{Line: line("injected"), Value: f.Error, Limit: "no error", Pass: false})
+				continue
+			}
+			if fg.MaxDetection != nil {
+				out = append(out, Verdict{Line: line("detection (" + f.Detection.Kind + ")"), Value: dur(f.Detection.MS),
+					Limit: "≤ " + fg.MaxDetection.String(), Pass: within(f.Detection.MS, fg.MaxDetection)})
+			}
+			if fg.MaxRecovery != nil {
+				out = append(out, Verdict{Line: line("recovery (" + f.Recovery.Kind + ")"), Value: dur(f.Recovery.MS),
+					Limit: "≤ " + fg.MaxRecovery.String(), Pass: within(f.Recovery.MS, fg.MaxRecovery)})
+			}
+			if fg.MaxWriteGap != nil {
+				gap := f.WriteGapMS
+				out = append(out, Verdict{Line: line("longest write gap"), Value: dur(&gap),
+					Limit: "≤ " + fg.MaxWriteGap.String(), Pass: within(&gap, fg.MaxWriteGap)})
+			}
+			if fg.MaxFailedWrites != nil {
+				out = append(out, Verdict{Line: line("failed writes"), Value: fmt.Sprint(f.FailedWrites),
+					Limit: fmt.Sprintf("≤ %d", *fg.MaxFailedWrites), Pass: f.FailedWrites <= *fg.MaxFailedWrites})
+			}
+		}
+	}
+	for _, inv := range invs {
+		limit, ok := g.Invariants[inv.Name]
+		if !ok {
+			continue
+		}
+		v := Verdict{Line: "invariant " + inv.Name, Value: fmt.Sprint(inv.Count), Limit: fmt.Sprintf("≤ %d", limit),
+			Pass: inv.Checked && inv.Count <= limit}
+		if !inv.Checked {
+			v.Value = "not checked: " + strings.Join(inv.Detail, "; ")
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Passed reports whether every verdict passed.
+func Passed(vs []Verdict) bool {
+	for _, v := range vs {
+		if !v.Pass {
+			return false
+		}
+	}
+	return true
+}
+
+// Failed lists the lines that failed.
+func Failed(vs []Verdict) []string {
+	var out []string
+	for _, v := range vs {
+		if !v.Pass {
+			out = append(out, fmt.Sprintf("%s = %s (limit %s)", v.Line, v.Value, v.Limit))
+		}
+	}
+	return out
+}

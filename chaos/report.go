@@ -1,0 +1,263 @@
+package chaos
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Write puts chaos.json, chaos.md and chaos.html into dir.
+func (rep *Report) Write(dir string) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode chaos.json: %w", err)
+	}
+	files := map[string][]byte{
+		"chaos.json": append(b, '\n'),
+		"chaos.md":   []byte(Markdown(rep)),
+		"chaos.html": []byte(HTML(rep)),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// ReadReport reads a chaos.json.
+func ReadReport(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &rep, nil
+}
+
+func fmtMeasure(m Measure) string {
+	if m.Kind == string(DetectNone) || m.Kind == string(RecoverNone) || m.Kind == "" {
+		return "—"
+	}
+	if m.MS == nil {
+		return "not observed (" + m.Kind + ")"
+	}
+	return fmt.Sprintf("%s (%s)", fmtDur(*m.MS), m.Kind)
+}
+
+func fmtDur(ms float64) string {
+	return time.Duration(ms * float64(time.Millisecond)).Round(time.Millisecond).String()
+}
+
+func faultRows(rep *Report) [][]string {
+	var rows [][]string
+	for _, f := range rep.Faults {
+		at := "—"
+		if !f.InjectedAt.IsZero() {
+			at = fmtDur(float64(f.InjectedAt.Sub(rep.Start)) / float64(time.Millisecond))
+		}
+		actors := strings.Join(f.Actors, ", ")
+		if f.Error != "" {
+			actors += " — error: " + f.Error
+		}
+		rows = append(rows, []string{f.Name, string(f.Action) + " " + string(f.Target), actors, at,
+			fmtMeasure(f.Detection), fmtMeasure(f.Recovery), fmtDur(f.WriteGapMS),
+			fmt.Sprint(f.FailedWrites), fmtDur(f.UnavailableMS)})
+	}
+	return rows
+}
+
+var faultHeader = []string{"fault", "action", "actors", "at", "detection", "recovery", "longest write gap", "failed writes", "unavailable"}
+
+func invariantRows(rep *Report) [][]string {
+	var rows [][]string
+	for _, inv := range rep.Invariants {
+		state := "holds"
+		switch {
+		case !inv.Checked:
+			state = "NOT CHECKED"
+		case inv.Count > 0:
+			state = "BROKEN"
+		}
+		rows = append(rows, []string{inv.Name, state, inv.Summary, strings.Join(inv.Detail, "; ")})
+	}
+	return rows
+}
+
+func verdictRows(rep *Report) [][]string {
+	var rows [][]string
+	for _, v := range rep.Verdicts {
+		p := "pass"
+		if !v.Pass {
+			p = "FAIL"
+		}
+		rows = append(rows, []string{v.Line, v.Value, v.Limit, p})
+	}
+	return rows
+}
+
+func mdTable(b *strings.Builder, header []string, rows [][]string) {
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n|")
+	for range header {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = esc(c)
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+}
+
+func verdictWord(rep *Report) string {
+	if rep.Passed {
+		return "PASSED"
+	}
+	return "FAILED"
+}
+
+// Markdown renders the chaos section.
+func Markdown(rep *Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Chaos: %s — gate %s %s\n\n", rep.Scenario, rep.Gate, verdictWord(rep))
+	if rep.Description != "" {
+		b.WriteString(rep.Description + "\n\n")
+	}
+	if rep.Seed != "" {
+		b.WriteString("Seed claim: " + rep.Seed + "\n\n")
+	}
+	fmt.Fprintf(&b, "Cluster: %d etcd, %d apiservers, %d controller-managers, %d schedulers, %d hollow + %d real nodes (%s provider). "+
+		"Load: %d objects (%d load errors); probe: %d writes, %d acknowledged, %d client errors retried. Duration %.0f s.\n\n",
+		rep.Cluster.EtcdMembers, rep.Cluster.APIServers, rep.Cluster.ControllerManagers, rep.Cluster.Schedulers,
+		rep.Cluster.HollowNodes, rep.Cluster.RealNodes, rep.Provider, rep.LoadObjects, rep.LoadErrors,
+		rep.ProbeWrites, rep.ProbeAcked, rep.ClientErrors, rep.DurationS)
+	b.WriteString("### Faults\n\n")
+	mdTable(&b, faultHeader, faultRows(rep))
+	var steps [][]string
+	for _, f := range rep.Faults {
+		for _, s := range f.Steps {
+			steps = append(steps, []string{f.Name, s.Pair, s.Phase, fmt.Sprint(s.Count), fmtDur(s.P50MS), fmtDur(s.P99MS)})
+		}
+	}
+	if len(steps) > 0 {
+		b.WriteString("\n### Step latencies around each fault\n\n")
+		mdTable(&b, []string{"fault", "steps", "phase", "pods", "p50", "p99"}, steps)
+	}
+	b.WriteString("\n### Invariants\n\n")
+	mdTable(&b, []string{"invariant", "state", "summary", "detail"}, invariantRows(rep))
+	b.WriteString("\n### Gate " + rep.Gate + "\n\n")
+	mdTable(&b, []string{"line", "value", "limit", "verdict"}, verdictRows(rep))
+	for _, n := range rep.Notes {
+		b.WriteString("\nNote: " + n + "\n")
+	}
+	return b.String()
+}
+
+// HTML renders the chaos section as a self-contained page: the timeline
+// of faults with their detection and recovery bars (SVG), the tables.
+func HTML(rep *Report) string {
+	var b strings.Builder
+	b.WriteString("<!doctype html><html><head><meta charset=\"utf-8\"><title>kstep chaos: " + html.EscapeString(rep.Scenario) + "</title>")
+	b.WriteString(`<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}.FAIL,.BROKEN{color:#b00;font-weight:bold}.pass,.holds{color:#070}</style></head><body>`)
+	fmt.Fprintf(&b, "<h2>Chaos: %s — gate %s <span class=\"%s\">%s</span></h2>", html.EscapeString(rep.Scenario), html.EscapeString(rep.Gate),
+		map[bool]string{true: "pass", false: "FAIL"}[rep.Passed], verdictWord(rep))
+	if rep.Description != "" {
+		b.WriteString("<p>" + html.EscapeString(rep.Description) + "</p>")
+	}
+	b.WriteString("<h3>Timeline</h3>")
+	timelineSVG(&b, rep)
+	table := func(header []string, rows [][]string, classCol int) {
+		b.WriteString("<table><tr>")
+		for _, h := range header {
+			b.WriteString("<th>" + html.EscapeString(h) + "</th>")
+		}
+		b.WriteString("</tr>")
+		for _, r := range rows {
+			b.WriteString("<tr>")
+			for i, c := range r {
+				if i == classCol {
+					fmt.Fprintf(&b, "<td class=\"%s\">%s</td>", html.EscapeString(strings.Fields(c + " x")[0]), html.EscapeString(c))
+				} else {
+					b.WriteString("<td>" + html.EscapeString(c) + "</td>")
+				}
+			}
+			b.WriteString("</tr>")
+		}
+		b.WriteString("</table>")
+	}
+	b.WriteString("<h3>Faults</h3>")
+	table(faultHeader, faultRows(rep), -1)
+	b.WriteString("<h3>Invariants</h3>")
+	table([]string{"invariant", "state", "summary", "detail"}, invariantRows(rep), 1)
+	b.WriteString("<h3>Gate " + html.EscapeString(rep.Gate) + "</h3>")
+	table([]string{"line", "value", "limit", "verdict"}, verdictRows(rep), 3)
+	b.WriteString("</body></html>\n")
+	return b.String()
+}
+
+// timelineSVG draws one row per fault on the run's time axis: the fault's
+// span (injection to undo, grey), detection (orange tick) and recovery
+// (green bar from the injection).
+func timelineSVG(b *strings.Builder, rep *Report) {
+	const w, left, row = 900.0, 180.0, 28.0
+	total := rep.End.Sub(rep.Start).Seconds()
+	if total <= 0 {
+		total = 1
+	}
+	x := func(t time.Time) float64 { return left + (w-left-10)*t.Sub(rep.Start).Seconds()/total }
+	xs := func(s float64) float64 { return (w - left - 10) * s / total }
+	h := row*float64(len(rep.Faults)) + 40
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-size="12">`, w, h)
+	for s := 0.0; s <= total; s += tick(total) {
+		px := left + xs(s)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="10" x2="%.1f" y2="%.0f" stroke="#eee"/><text x="%.1f" y="%.0f" text-anchor="middle" fill="#666">%.0fs</text>`,
+			px, px, h-20, px, h-6, s)
+	}
+	for i, f := range rep.Faults {
+		y := 14 + row*float64(i)
+		fmt.Fprintf(b, `<text x="4" y="%.0f">%s</text>`, y+12, html.EscapeString(f.Name))
+		if f.InjectedAt.IsZero() {
+			continue
+		}
+		end := f.UndoneAt
+		if end.IsZero() || end.Before(f.InjectedAt) {
+			end = f.InjectedAt.Add(200 * time.Millisecond)
+		}
+		fmt.Fprintf(b, `<rect x="%.1f" y="%.0f" width="%.1f" height="8" fill="#bbb"><title>down %s</title></rect>`,
+			x(f.InjectedAt), y, max(2, x(end)-x(f.InjectedAt)), end.Sub(f.InjectedAt).Round(time.Millisecond))
+		color := "#2a2"
+		if f.Error != "" {
+			color = "#b00"
+		}
+		if f.Recovery.MS != nil {
+			fmt.Fprintf(b, `<rect x="%.1f" y="%.0f" width="%.1f" height="8" fill="%s"><title>recovery %s</title></rect>`,
+				x(f.InjectedAt), y+9, max(2, xs(*f.Recovery.MS/1000)), color, fmtDur(*f.Recovery.MS))
+		}
+		if f.Detection.MS != nil {
+			px := x(f.InjectedAt) + xs(*f.Detection.MS/1000)
+			fmt.Fprintf(b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#e80" stroke-width="3"><title>detection %s</title></line>`,
+				px, y-2, px, y+19, fmtDur(*f.Detection.MS))
+		}
+	}
+	b.WriteString("</svg>")
+}
+
+// tick picks a readable axis step for a span of total seconds.
+func tick(total float64) float64 {
+	for _, t := range []float64{1, 2, 5, 10, 15, 30, 60, 120, 300} {
+		if total/t <= 12 {
+			return t
+		}
+	}
+	return 600
+}

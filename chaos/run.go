@@ -1,0 +1,776 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
+	"github.com/kstep-dev/kstep/cluster/provider/process"
+	"github.com/kstep-dev/kstep/cluster/trace"
+	"github.com/kstep-dev/kstep/loadgen"
+)
+
+// Schema is the version of chaos.json.
+const Schema = "kstep.dev/chaos/v1"
+
+// Options are where a run goes and what it runs.
+type Options struct {
+	Scenario *Scenario
+	Gate     *Gate
+	// OutDir is the run directory: chaos.json, chaos.md, chaos.html,
+	// traces/, cluster/ (the state dir with every actor's log).
+	OutDir string
+	// Binary is the kstep binary the actors run ("" = this executable).
+	Binary string
+	// Provider is "process", the only one the engine drives today.
+	Provider string
+	// Log gets progress lines; nil is silent.
+	Log io.Writer
+}
+
+// Report is chaos.json.
+type Report struct {
+	Schema      string  `json:"schema"`
+	Scenario    string  `json:"scenario"`
+	Description string  `json:"description,omitempty"`
+	Seed        string  `json:"seed,omitempty"`
+	Gate        string  `json:"gate"`
+	Provider    string  `json:"provider"`
+	Cluster     Cluster `json:"cluster"`
+	StartedAt   string  `json:"started_at"`
+	DurationS   float64 `json:"duration_s"`
+	// Load: the loadgen job's objects and the probe's writes.
+	LoadObjects  int `json:"load_objects"`
+	LoadErrors   int `json:"load_errors"`
+	ProbeWrites  int `json:"probe_writes"`
+	ProbeAcked   int `json:"probe_acked"`
+	ClientErrors int `json:"client_errors"`
+	// Start is when the load began: the timeline's zero.
+	Start      time.Time     `json:"start"`
+	End        time.Time     `json:"end"`
+	Faults     []FaultResult `json:"faults"`
+	Invariants []Invariant   `json:"invariants"`
+	// HashChecks are the etcd hash checks run after each fault.
+	HashChecks []Invariant `json:"hash_checks,omitempty"`
+	Verdicts   []Verdict   `json:"verdicts"`
+	Passed     bool        `json:"passed"`
+	// Notes are what the run could not do (e.g. trace files unreadable).
+	Notes []string `json:"notes,omitempty"`
+
+	hist *History
+}
+
+// ErrCouldNotRun wraps every failure that left the run without a verdict
+// (exit code 2), as opposed to a gate that failed (exit code 1).
+var ErrCouldNotRun = errors.New("chaos run could not complete")
+
+// Run brings a cluster up, runs the scenario's load and faults, checks the
+// invariants, evaluates the gate, writes the report into OutDir and tears
+// the cluster down. The error is non-nil (wrapping ErrCouldNotRun) only
+// when there is no verdict.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	sc := opts.Scenario
+	logf := func(format string, a ...any) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "chaos: "+format+"\n", a...)
+		}
+	}
+	fail := func(format string, a ...any) (*Report, error) {
+		return nil, fmt.Errorf("%w: %s", ErrCouldNotRun, fmt.Sprintf(format, a...))
+	}
+	if opts.Provider == "" {
+		opts.Provider = "process"
+	}
+	if opts.Provider != "process" {
+		return fail("provider %q: the chaos engine drives the process provider only", opts.Provider)
+	}
+	if opts.Gate == nil {
+		g, err := LoadGate("default")
+		if err != nil {
+			return fail("%v", err)
+		}
+		opts.Gate = g
+	}
+	out, err := filepath.Abs(opts.OutDir)
+	if err != nil {
+		return fail("%v", err)
+	}
+	traces, state := filepath.Join(out, "traces"), filepath.Join(out, "cluster")
+	for _, d := range []string{traces, state} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fail("run dir: %v", err)
+		}
+	}
+
+	cfg := process.DefaultConfig()
+	cfg.StateDir, cfg.TraceDir, cfg.Binary = state, traces, opts.Binary
+	c := sc.Cluster
+	cfg.EtcdMembers, cfg.APIServers = c.EtcdMembers, c.APIServers
+	cfg.ControllerManagers, cfg.Schedulers = c.ControllerManagers, c.Schedulers
+	cfg.HollowNodes, cfg.Nodes = c.HollowNodes, c.RealNodes
+	cfg.ControllerManagerArgs, cfg.SchedulerArgs, cfg.APIServerArgs = c.ControllerManagerArgs, c.SchedulerArgs, c.APIServerArgs
+	cfg.ReadyTimeout = 2 * time.Minute
+	for _, f := range sc.Faults {
+		if f.Action == ActionPartition {
+			cfg.EtcdPeerProxy = true
+		}
+	}
+	if cfg.Nodes > 0 {
+		if err := process.CanRunRealNodes(cfg); err != nil {
+			return fail("scenario %s needs %d real nodes: %v", sc.Name, cfg.Nodes, err)
+		}
+	}
+	p, err := process.New(cfg)
+	if err != nil {
+		return fail("%v", err)
+	}
+	logf("cluster up: %d etcd, %d apiservers, %d controller-managers, %d schedulers, %d hollow + %d real nodes (state: %s)",
+		c.EtcdMembers, c.APIServers, c.ControllerManagers, c.Schedulers, c.HollowNodes, c.RealNodes, state)
+	upCtx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	err = p.Up(upCtx)
+	cancel()
+	down := func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if err := p.Down(dctx); err != nil {
+			logf("down: %v", err)
+		}
+	}
+	if err != nil {
+		down()
+		return fail("cluster up: %v", err)
+	}
+	rep, err := drive(ctx, sc, opts, p, traces, logf)
+	logf("tearing down")
+	down()
+	if err != nil {
+		return nil, err
+	}
+	// The actors' trace files are complete once they have exited.
+	steps, terr := readSteps(traces)
+	if terr != nil {
+		rep.Notes = append(rep.Notes, "trace files: "+terr.Error())
+	}
+	rep.finish(sc, opts.Gate, steps)
+	if err := rep.Write(out); err != nil {
+		return fail("write report: %v", err)
+	}
+	return rep, nil
+}
+
+// run is the state of one drive: the cluster's clients and the recording.
+type run struct {
+	sc    *Scenario
+	p     provider.Provider
+	cs    kubernetes.Interface
+	etcd  *clientv3.Client
+	rec   *recorder
+	res   *resolver
+	logf  func(string, ...any)
+	hist  *History
+	hashs []Invariant
+}
+
+// drive runs the load, the faults and the checks on a cluster that is up.
+func drive(ctx context.Context, sc *Scenario, opts Options, p *process.Provider, traces string, logf func(string, ...any)) (*Report, error) {
+	fail := func(format string, a ...any) (*Report, error) {
+		return nil, fmt.Errorf("%w: %s", ErrCouldNotRun, fmt.Sprintf(format, a...))
+	}
+	apis, err := loadAPIServers(p.Kubeconfig())
+	if err != nil {
+		return fail("%v", err)
+	}
+	cs, err := apis.client(0)
+	if err != nil {
+		return fail("%v", err)
+	}
+	var endpoints []string
+	for _, a := range p.Actors() {
+		if a.Role == provider.RoleEtcd {
+			endpoints = append(endpoints, strings.TrimPrefix(a.Endpoint, "http://"))
+		}
+	}
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return fail("etcd client: %v", err)
+	}
+	defer etcd.Close()
+
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: probeNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fail("namespace %s: %v", probeNamespace, err)
+	}
+
+	r := &run{sc: sc, p: p, cs: cs, etcd: etcd, logf: logf,
+		rec: &recorder{now: time.Now, h: History{Leases: map[string][]LeaderSample{}}}}
+	r.res = &resolver{p: p, cs: cs, etcd: etcd}
+
+	// Observers, until the end of the run.
+	octx, stopObservers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var clientErrors atomic.Int64
+	watchers := make([]WatcherLog, sc.Probe.Watchers)
+	for i := range watchers {
+		wcs, err := apis.client(i)
+		if err != nil {
+			stopObservers()
+			return fail("%v", err)
+		}
+		ready := make(chan struct{})
+		wg.Go(func() { r.rec.podWatcher(octx, wcs, fmt.Sprintf("pods-%d", i), i == 0, &watchers[i], ready) })
+		<-ready
+	}
+	wg.Go(func() { r.rec.watchEtcdLeader(octx, etcd, p) })
+	wg.Go(func() { r.rec.watchLeases(octx, cs) })
+	wg.Go(func() { r.rec.watchNodes(octx, cs) })
+	wg.Go(func() { r.rec.watchReplicaSets(octx, cs) })
+	nodes := sc.Cluster.HollowNodes + sc.Cluster.RealNodes
+	logf("waiting for %d nodes Ready", nodes)
+	for wait := time.Now().Add(3 * time.Minute); r.rec.readyNodes() < nodes; sleep(ctx, 200*time.Millisecond) {
+		if time.Now().After(wait) || ctx.Err() != nil {
+			stopObservers()
+			wg.Wait()
+			return fail("%d of %d nodes Ready after 3m", r.rec.readyNodes(), nodes)
+		}
+	}
+	// Let the observers take their first samples: the leaders before any
+	// fault.
+	sleep(ctx, time.Second)
+
+	// The load: the loadgen job and the probe.
+	start := time.Now()
+	r.rec.mu.Lock()
+	r.rec.h.Start = start
+	r.rec.mu.Unlock()
+	lctx, stopLoad := context.WithCancel(ctx)
+	lcs, err := apis.client(0)
+	if err != nil {
+		stopLoad()
+		stopObservers()
+		return fail("%v", err)
+	}
+	var loadRes *loadgen.Result
+	var loadErr error
+	loadDone := make(chan struct{})
+	job := sc.Load
+	go func() {
+		defer close(loadDone)
+		loadRes, loadErr = loadgen.Run(lctx, &job, loadgen.Options{Client: lcs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl")})
+	}()
+	pcs, err := apis.client(0)
+	if err != nil {
+		stopLoad()
+		stopObservers()
+		return fail("%v", err)
+	}
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		r.rec.probe(lctx, pcs, sc.Probe.WriteQPS, &clientErrors)
+	}()
+
+	logf("load: %d %s at %.1f/s; probe writes at %.0f/s; %d watchers; %d faults", job.Count, job.Object.Kind, job.QPS,
+		sc.Probe.WriteQPS, sc.Probe.Watchers, len(sc.Faults))
+	results := r.runSchedule(ctx, start)
+
+	// Convergence: the load job has created everything, then every
+	// ReplicaSet is Ready.
+	createEnd := start.Add(time.Duration(float64(job.Count)/job.QPS*float64(time.Second)) + 5*time.Second)
+	sleep(ctx, time.Until(createEnd))
+	logf("waiting up to %v for every ReplicaSet to be Ready", sc.Convergence.Duration)
+	convStart := time.Now()
+	rsStatus, convErr := waitConverged(ctx, cs, job.Namespaces, sc.Convergence.Duration)
+	converged := CheckConvergence(rsStatus, time.Since(convStart))
+	if convErr != nil {
+		converged.Checked = false
+		converged.Detail = append(converged.Detail, convErr.Error())
+	}
+	stopLoad()
+	<-loadDone
+	<-probeDone
+	// Let the watchers catch up with the last writes, then stop observing.
+	sleep(ctx, 2*time.Second)
+	end := time.Now()
+	stopObservers()
+	wg.Wait()
+
+	r.rec.mu.Lock()
+	h := r.rec.h
+	r.rec.mu.Unlock()
+	h.End = end
+	h.Watchers = watchers
+	h.sortHistory()
+
+	rep := &Report{Schema: Schema, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Gate: opts.Gate.Name,
+		Provider: opts.Provider, Cluster: sc.Cluster, StartedAt: start.UTC().Format(time.RFC3339), Start: start, End: end,
+		Faults: results, HashChecks: r.hashs, ClientErrors: int(clientErrors.Load())}
+	if loadErr != nil && !errors.Is(loadErr, context.Canceled) {
+		rep.Notes = append(rep.Notes, "load job: "+loadErr.Error())
+	}
+
+	// Invariants that need the cluster.
+	var acked []AckedWrite
+	for _, w := range h.Writes {
+		rep.ProbeWrites++
+		if !w.Acked.IsZero() {
+			rep.ProbeAcked++
+			acked = append(acked, AckedWrite{Op: "create", Kind: "ConfigMap", Key: w.Key, UID: w.UID, RV: w.RV})
+		}
+	}
+	if loadRes != nil {
+		rep.LoadErrors = len(loadRes.Errors)
+		for i, e := range loadRes.Errors {
+			if i == 3 {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("load job: %d more failed writes", len(loadRes.Errors)-3))
+				break
+			}
+			rep.Notes = append(rep.Notes, "load job: "+e)
+		}
+		for _, w := range loadRes.Writes {
+			rv, _ := strconv.ParseInt(w.ResourceVersion, 10, 64)
+			if w.Op == "create" {
+				rep.LoadObjects++
+			}
+			acked = append(acked, AckedWrite{Op: w.Op, Kind: w.Kind, Key: w.Namespace + "/" + w.Name, UID: string(w.UID), RV: rv})
+		}
+	}
+	final, ferr := finalState(ctx, cs, job.Namespaces)
+	if ferr != nil {
+		return fail("final state: %v", ferr)
+	}
+	revs, herr := revisionsOf(ctx, etcd, acked)
+	lost := CheckAckedWrites(acked, final, revs)
+	if herr != nil {
+		lost.Detail = append(lost.Detail, "etcd history not checked: "+herr.Error())
+	}
+	etcdRevs, gerr := podHistory(ctx, etcd, watchers)
+	gaps := CheckWatchGaps(watchers, etcdRevs)
+	if gerr != nil {
+		gaps.Detail = append(gaps.Detail, gerr.Error())
+	}
+	hashes := CheckHashes(memberHashes(ctx, etcd, p))
+	rep.Invariants = []Invariant{lost, CheckRSOverReplicas(h.Pods, h.RS), CheckBoundOnce(h.Pods), gaps, hashes, converged}
+	rep.hist = &h
+	return rep, nil
+}
+
+// runSchedule injects and undoes the faults at their offsets from start,
+// and checks etcd's hashes between faults.
+func (r *run) runSchedule(ctx context.Context, start time.Time) []FaultResult {
+	faults := r.sc.Faults
+	out := make([]FaultResult, len(faults))
+	for i, f := range faults {
+		out[i] = FaultResult{Name: f.Name, Action: f.Action, Target: f.Target}
+	}
+	res := make([]resolved, len(faults))
+	sched := NewSchedule(faults)
+	for {
+		next, ok := sched.Next()
+		if !ok {
+			return out
+		}
+		sleep(ctx, time.Until(start.Add(next)))
+		if ctx.Err() != nil {
+			return out
+		}
+		for _, st := range sched.Due(time.Since(start)) {
+			f := &out[st.Fault]
+			if st.Phase == Inject {
+				if st.Fault > 0 {
+					r.hashs = append(r.hashs, withName(CheckHashes(memberHashes(ctx, r.etcd, r.p)), "before "+f.Name))
+				}
+				res[st.Fault] = r.inject(ctx, faults[st.Fault], f)
+				sched.Injected(st.Fault, time.Since(start))
+				if f.Action == ActionRestart {
+					r.logf("%s: %s restarted, ready after %v", f.Name, strings.Join(f.Actors, ","), f.ReadyAt.Sub(f.InjectedAt).Round(time.Millisecond))
+				}
+				continue
+			}
+			r.undo(ctx, faults[st.Fault], f, res[st.Fault])
+		}
+	}
+}
+
+func withName(inv Invariant, when string) Invariant {
+	inv.Summary = when + ": " + inv.Summary
+	return inv
+}
+
+// inject resolves the fault's target now and applies the action.
+func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
+	rs, err := r.res.resolve(ctx, f.Target)
+	fr.InjectedAt = time.Now()
+	if err != nil {
+		fr.Error = "resolve: " + err.Error()
+		r.logf("%s: %v", f.Name, err)
+		return rs
+	}
+	fr.Actors, fr.Nodes = rs.actors, rs.nodes
+	r.logf("%s: %s %s (%s)", f.Name, f.Action, strings.Join(rs.actors, ","), f.Target)
+	var errs []error
+	if rs.pid != 0 {
+		// A process inside an actor (a node's containerd): its supervisor
+		// brings it back.
+		if err := syscall.Kill(rs.pid, killSignal(f.Action)); err != nil {
+			errs = append(errs, fmt.Errorf("signal pid %d: %w", rs.pid, err))
+		}
+	} else {
+		for _, a := range rs.actors {
+			var err error
+			switch f.Action {
+			case ActionKill:
+				err = r.p.Stop(ctx, a, syscall.SIGKILL)
+			case ActionStop, ActionRestart:
+				err = r.p.Stop(ctx, a, syscall.SIGTERM)
+			case ActionPause:
+				err = r.p.Pause(ctx, a)
+			case ActionPartition:
+				err = r.p.Partition(ctx, a)
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if f.Action == ActionRestart && len(errs) == 0 {
+			fr.UndoneAt = time.Now()
+			for _, a := range rs.actors {
+				if err := r.p.Start(ctx, a); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			fr.ReadyAt = time.Now()
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		fr.Error = err.Error()
+		r.logf("%s: %v", f.Name, err)
+	}
+	return rs
+}
+
+func killSignal(a Action) syscall.Signal {
+	switch a {
+	case ActionStop, ActionRestart:
+		return syscall.SIGTERM
+	case ActionPause:
+		return syscall.SIGSTOP
+	}
+	return syscall.SIGKILL
+}
+
+// undo starts, thaws or heals what inject took down.
+func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
+	if fr.Error != "" && len(fr.Actors) == 0 {
+		return
+	}
+	fr.UndoneAt = time.Now()
+	if rs.pid != 0 {
+		if f.Action == ActionPause {
+			_ = syscall.Kill(rs.pid, syscall.SIGCONT)
+		}
+		return
+	}
+	var errs []error
+	for _, a := range rs.actors {
+		var err error
+		switch f.Action {
+		case ActionKill, ActionStop:
+			err = r.p.Start(ctx, a)
+		case ActionPause:
+			err = r.p.Unpause(ctx, a)
+		case ActionPartition:
+			err = r.p.Heal(ctx, a)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	fr.ReadyAt = time.Now()
+	if err := errors.Join(errs...); err != nil {
+		fr.Error = strings.TrimPrefix(fr.Error+"; undo: "+err.Error(), "; ")
+		r.logf("%s: undo: %v", f.Name, err)
+		return
+	}
+	r.logf("%s: %s back after %v (ready after %v)", f.Name, strings.Join(rs.actors, ","),
+		fr.UndoneAt.Sub(fr.InjectedAt).Round(time.Millisecond), fr.ReadyAt.Sub(fr.InjectedAt).Round(time.Millisecond))
+}
+
+// finish measures every fault on the history, then evaluates the gate.
+func (rep *Report) finish(sc *Scenario, g *Gate, steps []StepEvent) {
+	h := rep.hist
+	h.Steps = steps
+	h.sortHistory()
+	for i := range rep.Faults {
+		f := &rep.Faults[i]
+		f.WindowEnd = h.End
+		for _, other := range rep.Faults {
+			if other.InjectedAt.After(f.InjectedAt) && other.InjectedAt.Before(f.WindowEnd) {
+				f.WindowEnd = other.InjectedAt
+			}
+		}
+		if f.InjectedAt.IsZero() {
+			continue
+		}
+		f.Measure(h, sc.Faults[i].Expect)
+	}
+	rep.DurationS = h.End.Sub(h.Start).Seconds()
+	invs := append([]Invariant(nil), rep.Invariants...)
+	for _, hc := range rep.HashChecks {
+		if hc.Count > 0 {
+			// A mismatch between faults fails the hash line too.
+			for k := range invs {
+				if invs[k].Name == InvHashKV {
+					invs[k].Count += hc.Count
+					invs[k].Detail = append(invs[k].Detail, hc.Summary)
+				}
+			}
+		}
+	}
+	rep.Invariants = invs
+	rep.Verdicts = g.Evaluate(rep.Faults, rep.Invariants)
+	rep.Passed = Passed(rep.Verdicts)
+}
+
+// waitConverged waits until every ReplicaSet in the namespaces has its
+// replicas Ready, or the timeout; it returns their state then.
+func waitConverged(ctx context.Context, cs kubernetes.Interface, namespaces []string, timeout time.Duration) ([]RSStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last []RSStatus
+	for {
+		var cur []RSStatus
+		var err error
+		for _, ns := range namespaces {
+			l, lerr := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+			if lerr != nil {
+				err = lerr
+				break
+			}
+			for _, rs := range l.Items {
+				want := int32(1)
+				if rs.Spec.Replicas != nil {
+					want = *rs.Spec.Replicas
+				}
+				cur = append(cur, RSStatus{Key: rs.Namespace + "/" + rs.Name, Replicas: want, Ready: rs.Status.ReadyReplicas})
+			}
+		}
+		if err == nil {
+			last = cur
+			done := true
+			for _, s := range cur {
+				if s.Ready < s.Replicas {
+					done = false
+				}
+			}
+			if done {
+				return cur, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if last == nil {
+				return nil, fmt.Errorf("list ReplicaSets: %v", err)
+			}
+			return last, nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// finalState lists what the acknowledged writes may have created: the
+// probe's ConfigMaps and the load's ReplicaSets, kind → key → UID.
+func finalState(ctx context.Context, cs kubernetes.Interface, namespaces []string) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{"ConfigMap": {}, loadgen.KindReplicaSet: {}, loadgen.KindDeployment: {}}
+	cms, err := cs.CoreV1().ConfigMaps(probeNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cms.Items {
+		out["ConfigMap"][c.Namespace+"/"+c.Name] = string(c.UID)
+	}
+	for _, ns := range namespaces {
+		rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rss.Items {
+			out[loadgen.KindReplicaSet][r.Namespace+"/"+r.Name] = string(r.UID)
+		}
+		ds, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds.Items {
+			out[loadgen.KindDeployment][d.Namespace+"/"+d.Name] = string(d.UID)
+		}
+	}
+	return out, nil
+}
+
+// etcdPrefix is where the apiserver keeps a kind.
+func etcdPrefix(kind string) string {
+	switch kind {
+	case "ConfigMap":
+		return "/registry/configmaps/"
+	case loadgen.KindDeployment:
+		return "/registry/deployments/"
+	}
+	return "/registry/replicasets/"
+}
+
+// revisionsOf reads etcd's history of the prefixes the writes touched,
+// from the oldest write's revision to the newest, and returns the
+// revisions at which each prefix changed.
+func revisionsOf(ctx context.Context, cli *clientv3.Client, writes []AckedWrite) (map[int64]bool, error) {
+	ranges := map[string][2]int64{}
+	for _, w := range writes {
+		if w.RV == 0 {
+			continue
+		}
+		p := etcdPrefix(w.Kind)
+		r, ok := ranges[p]
+		if !ok {
+			r = [2]int64{w.RV, w.RV}
+		}
+		r[0], r[1] = min(r[0], w.RV), max(r[1], w.RV)
+		ranges[p] = r
+	}
+	out := map[int64]bool{}
+	for p, r := range ranges {
+		revs, err := historyRevisions(ctx, cli, p, r[0], r[1])
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range revs {
+			out[v] = true
+		}
+	}
+	return out, nil
+}
+
+// historyRevisions replays etcd's events under prefix from revision from
+// up to revision to, and returns their revisions in order.
+func historyRevisions(ctx context.Context, cli *clientv3.Client, prefix string, from, to int64) ([]int64, error) {
+	revs := []int64{}
+	if to < from {
+		return revs, nil
+	}
+	wctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), time.Minute)
+	defer cancel()
+	for resp := range cli.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(from)) {
+		if err := resp.Err(); err != nil {
+			return nil, fmt.Errorf("etcd history of %s from %d: %w", prefix, from, err)
+		}
+		for _, e := range resp.Events {
+			if e.Kv.ModRevision > to {
+				return revs, nil
+			}
+			revs = append(revs, e.Kv.ModRevision)
+			if e.Kv.ModRevision == to {
+				return revs, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("etcd history of %s: revision %d not reached: %w", prefix, to, wctx.Err())
+}
+
+// podHistory is etcd's history of pods over the span the watchers cover.
+func podHistory(ctx context.Context, cli *clientv3.Client, ws []WatcherLog) ([]int64, error) {
+	if len(ws) == 0 {
+		return []int64{}, nil
+	}
+	from, to := ws[0].From, int64(0)
+	for _, w := range ws {
+		from = min(from, w.From)
+		for _, rv := range w.RVs {
+			to = max(to, rv)
+		}
+	}
+	return historyRevisions(ctx, cli, "/registry/pods/", from+1, to)
+}
+
+// memberHashes asks every running member for its HashKV at one revision
+// (the current one of the first member), waiting for laggards.
+func memberHashes(ctx context.Context, cli *clientv3.Client, p provider.Provider) []MemberHash {
+	var members []provider.Actor
+	for _, a := range p.Actors() {
+		if a.Role == provider.RoleEtcd && a.Running() {
+			members = append(members, a)
+		}
+	}
+	if len(members) == 0 {
+		return nil
+	}
+	ep := func(a provider.Actor) string { return strings.TrimPrefix(a.Endpoint, "http://") }
+	var rev int64
+	for try := 0; try < 20 && rev == 0; try++ {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := cli.Status(sctx, ep(members[0]))
+		cancel()
+		if err == nil {
+			rev = st.Header.Revision
+		} else {
+			sleep(ctx, 250*time.Millisecond)
+		}
+	}
+	var out []MemberHash
+	for _, m := range members {
+		h := MemberHash{Member: m.Name, Rev: rev}
+		var err error
+		for try := 0; try < 20; try++ {
+			sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			var resp *clientv3.HashKVResponse
+			resp, err = cli.HashKV(sctx, ep(m), rev)
+			cancel()
+			if err == nil {
+				h.Hash = resp.Hash
+				break
+			}
+			sleep(ctx, 250*time.Millisecond) // the member has not applied rev yet
+		}
+		if err != nil {
+			h.Err = err.Error()
+		}
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Member < out[j].Member })
+	return out
+}
+
+// readSteps reads the actors' trace events (every <actor>.jsonl in dir).
+func readSteps(dir string) ([]StepEvent, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	var out []StepEvent
+	var errs []error
+	for _, f := range files {
+		evs, _, err := trace.ReadFile(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, e := range evs {
+			out = append(out, StepEvent{At: time.Unix(0, e.TS), Step: e.Step, Actor: e.Actor, UID: string(e.UID)})
+		}
+	}
+	return out, errors.Join(errs...)
+}

@@ -1,0 +1,412 @@
+package chaos
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kstep-dev/kstep/loadgen"
+)
+
+// APIVersion and Kind identify a Scenario document.
+const (
+	APIVersion = "kstep.dev/v1alpha1"
+	Kind       = "Scenario"
+)
+
+// Duration is a time.Duration written as "1.5s" in YAML.
+type Duration = loadgen.Duration
+
+// Action is what a fault does to its target.
+type Action string
+
+// The fault actions.
+const (
+	// ActionKill sends SIGKILL; the actor is started again after Duration.
+	ActionKill Action = "kill"
+	// ActionStop sends SIGTERM; the actor is started again after Duration.
+	ActionStop Action = "stop"
+	// ActionPause freezes the actor (SIGSTOP) for Duration.
+	ActionPause Action = "pause"
+	// ActionRestart stops the actor (SIGTERM) and starts it at once.
+	ActionRestart Action = "restart"
+	// ActionPartition cuts the actor off from its peers for Duration.
+	ActionPartition Action = "partition"
+)
+
+// Target names the role a fault is aimed at; it is resolved to actors at
+// the moment of injection.
+type Target string
+
+// The targets.
+const (
+	TargetEtcdLeader        Target = "etcd-leader"   // the member etcd reports as leader
+	TargetEtcdFollower      Target = "etcd-follower" // one member that is not the leader
+	TargetEtcdQuorum        Target = "etcd-quorum"   // a majority of members, the leader among them
+	TargetAPIServer         Target = "apiserver"     // one apiserver (the last)
+	TargetAPIServers        Target = "apiservers"    // every apiserver
+	TargetControllerManager Target = "controller-manager-leader"
+	TargetScheduler         Target = "scheduler-leader"
+	TargetKubelet           Target = "kubelet"         // the kubelet of a node with pods
+	TargetContainerd        Target = "node-containerd" // a real node's containerd
+	TargetNode              Target = "node"            // a whole node with pods
+	TargetActorPrefix       Target = "actor:"          // actor:NAME, a fixed actor
+)
+
+var knownTargets = []Target{TargetEtcdLeader, TargetEtcdFollower, TargetEtcdQuorum, TargetAPIServer, TargetAPIServers,
+	TargetControllerManager, TargetScheduler, TargetKubelet, TargetContainerd, TargetNode}
+
+// Detection is the signal that the system noticed a fault.
+type Detection string
+
+// The detections.
+const (
+	DetectNone          Detection = "none"
+	DetectEtcdLeader    Detection = "etcd-leader-changed"
+	DetectLeaseHolder   Detection = "lease-holder-changed"
+	DetectNodeNotReady  Detection = "node-not-ready"
+	DetectWriteRejected Detection = "write-failed"
+)
+
+// Recovery is the signal that the system healed.
+type Recovery string
+
+// The recoveries.
+const (
+	RecoverNone        Recovery = "none"
+	RecoverWrite       Recovery = "write-acked"      // first acknowledged write sent after the fault
+	RecoverLeaderPod   Recovery = "leader-first-pod" // the new controller-manager leader's first pod
+	RecoverLeaderBind  Recovery = "leader-first-bind"
+	RecoverActorReady  Recovery = "actor-ready"      // the restarted actor is ready again
+	RecoverNodesReady  Recovery = "nodes-ready"      // every node Ready again
+	RecoverRescheduled Recovery = "pods-rescheduled" // a lost node's ReplicaSets whole again elsewhere
+)
+
+// Scenario is one chaos run: a cluster, a background load, faults.
+type Scenario struct {
+	APIVersion  string `json:"apiVersion"`
+	Kind        string `json:"kind"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Seed is the failure-table row or upstream claim the scenario checks.
+	Seed    string  `json:"seed,omitempty"`
+	Cluster Cluster `json:"cluster"`
+	// Load is the background loadgen job; it starts with the scenario and
+	// should outlast the faults (Count/QPS).
+	Load  loadgen.Job `json:"load"`
+	Probe Probe       `json:"probe"`
+	// Faults are injected at their offsets from the start of the load.
+	Faults []Fault `json:"faults"`
+	// Convergence bounds the wait, after the last fault, for every
+	// ReplicaSet to be Ready.
+	Convergence Duration `json:"convergence"`
+}
+
+// Cluster is the process-provider topology the scenario needs.
+type Cluster struct {
+	EtcdMembers        int `json:"etcdMembers"`
+	APIServers         int `json:"apiservers"`
+	ControllerManagers int `json:"controllerManagers"`
+	Schedulers         int `json:"schedulers"`
+	HollowNodes        int `json:"hollowNodes"`
+	// RealNodes need root; a scenario whose faults need them cannot run
+	// without.
+	RealNodes             int      `json:"realNodes"`
+	ControllerManagerArgs []string `json:"controllerManagerArgs,omitempty"`
+	SchedulerArgs         []string `json:"schedulerArgs,omitempty"`
+	APIServerArgs         []string `json:"apiserverArgs,omitempty"`
+}
+
+// Probe is the engine's own client load, beside the loadgen job: writes at
+// a steady rate (the write gap is measured on them) and watchers that run
+// throughout.
+type Probe struct {
+	// WriteQPS is the rate of probe writes (ConfigMap creates).
+	WriteQPS float64 `json:"writeQPS"`
+	// Watchers watch every pod from the start to the end, one per
+	// apiserver round-robin; each must see no gap.
+	Watchers int `json:"watchers"`
+}
+
+// Fault is one injection.
+type Fault struct {
+	Name   string `json:"name"`
+	Action Action `json:"action"`
+	Target Target `json:"target"`
+	// At is the offset from the start of the load.
+	At Duration `json:"at"`
+	// Duration is how long the actor stays down, paused or partitioned
+	// before it is started, thawed or healed.
+	Duration Duration `json:"duration"`
+	// Expect says what detection and recovery to measure; defaults follow
+	// the target and action.
+	Expect Expect `json:"expect"`
+}
+
+// Expect is the detection and recovery a fault is measured by.
+type Expect struct {
+	Detection Detection `json:"detection"`
+	Recovery  Recovery  `json:"recovery"`
+	// Within is the recovery the scenario expects, for the report (the gate
+	// decides pass or fail).
+	Within Duration `json:"within,omitempty"`
+}
+
+// Defaults fills every zero field.
+func (s *Scenario) Defaults() {
+	if s.APIVersion == "" {
+		s.APIVersion = APIVersion
+	}
+	if s.Kind == "" {
+		s.Kind = Kind
+	}
+	c := &s.Cluster
+	if c.EtcdMembers == 0 {
+		c.EtcdMembers = 3
+	}
+	if c.APIServers == 0 {
+		c.APIServers = 2
+	}
+	if c.ControllerManagers == 0 {
+		c.ControllerManagers = 2
+	}
+	if c.Schedulers == 0 {
+		c.Schedulers = 2
+	}
+	if c.HollowNodes == 0 && c.RealNodes == 0 {
+		c.HollowNodes = 5
+	}
+	if s.Load.Name == "" {
+		s.Load.Name = "chaos"
+	}
+	if s.Load.QPS == 0 {
+		s.Load.QPS = 2
+	}
+	if len(s.Load.Namespaces) == 0 {
+		s.Load.Namespaces = []string{"chaos-load"}
+	}
+	s.Load.Defaults()
+	if s.Probe.WriteQPS == 0 {
+		s.Probe.WriteQPS = 20
+	}
+	if s.Probe.Watchers == 0 {
+		s.Probe.Watchers = 2
+	}
+	if s.Convergence.Duration == 0 {
+		s.Convergence.Duration = 2 * time.Minute
+	}
+	for i := range s.Faults {
+		f := &s.Faults[i]
+		if f.Name == "" {
+			f.Name = fmt.Sprintf("%s-%s", f.Action, strings.TrimPrefix(string(f.Target), string(TargetActorPrefix)))
+		}
+		if f.Duration.Duration == 0 && f.Action != ActionRestart {
+			f.Duration.Duration = 5 * time.Second
+		}
+		d, r := defaultExpect(f.Target, f.Action)
+		if f.Expect.Detection == "" {
+			f.Expect.Detection = d
+		}
+		if f.Expect.Recovery == "" {
+			f.Expect.Recovery = r
+		}
+	}
+	if s.Load.Count == 0 {
+		// Keep creating until 15 s after the last fault ends, so every
+		// recovery has work to show (a new leader's first pod, ...).
+		s.Load.Count = int(math.Ceil(s.Load.QPS * (s.lastFaultEnd() + 15*time.Second).Seconds()))
+	}
+}
+
+// lastFaultEnd is when the last fault is undone, as scheduled.
+func (s *Scenario) lastFaultEnd() time.Duration {
+	var end time.Duration
+	for _, f := range s.Faults {
+		end = max(end, f.At.Duration+f.Duration.Duration)
+	}
+	return end
+}
+
+// defaultExpect is how a fault on target is measured unless the scenario
+// says otherwise.
+func defaultExpect(t Target, a Action) (Detection, Recovery) {
+	switch t {
+	case TargetEtcdLeader, TargetEtcdQuorum:
+		return DetectEtcdLeader, RecoverWrite
+	case TargetEtcdFollower, TargetAPIServer, TargetAPIServers:
+		if a == ActionPause || a == ActionPartition {
+			return DetectNone, RecoverWrite
+		}
+		return DetectNone, RecoverActorReady
+	case TargetControllerManager:
+		return DetectLeaseHolder, RecoverLeaderPod
+	case TargetScheduler:
+		return DetectLeaseHolder, RecoverLeaderBind
+	case TargetKubelet, TargetContainerd:
+		return DetectNodeNotReady, RecoverNodesReady
+	case TargetNode:
+		return DetectNodeNotReady, RecoverRescheduled
+	}
+	return DetectNone, RecoverActorReady
+}
+
+// Validate says what is wrong with s, every problem at once.
+func (s *Scenario) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if s.APIVersion != APIVersion {
+		bad("apiVersion: %q, want %q", s.APIVersion, APIVersion)
+	}
+	if s.Kind != Kind {
+		bad("kind: %q, want %q", s.Kind, Kind)
+	}
+	if s.Name == "" {
+		bad("name: empty")
+	}
+	c := s.Cluster
+	if c.EtcdMembers < 1 || c.EtcdMembers%2 == 0 || c.EtcdMembers > 7 {
+		bad("cluster.etcdMembers: %d, want 1, 3, 5 or 7", c.EtcdMembers)
+	}
+	if c.APIServers < 1 {
+		bad("cluster.apiservers: %d, want at least 1", c.APIServers)
+	}
+	if c.HollowNodes < 0 || c.RealNodes < 0 {
+		bad("cluster: hollowNodes %d and realNodes %d must not be negative", c.HollowNodes, c.RealNodes)
+	}
+	if err := s.Load.Validate(); err != nil {
+		bad("load: %v", err)
+	}
+	if s.Probe.WriteQPS < 0 || s.Probe.Watchers < 0 {
+		bad("probe: writeQPS %g and watchers %d must not be negative", s.Probe.WriteQPS, s.Probe.Watchers)
+	}
+	if len(s.Faults) == 0 {
+		bad("faults: none")
+	}
+	names := map[string]bool{}
+	for i, f := range s.Faults {
+		where := fmt.Sprintf("faults[%d] (%s)", i, f.Name)
+		if names[f.Name] {
+			bad("%s: name used twice", where)
+		}
+		names[f.Name] = true
+		switch f.Action {
+		case ActionKill, ActionStop, ActionPause, ActionRestart, ActionPartition:
+		default:
+			bad("%s: action %q, want kill, stop, pause, restart or partition", where, f.Action)
+		}
+		if !validTarget(f.Target) {
+			bad("%s: target %q, want one of %s or actor:NAME", where, f.Target, joinTargets())
+		}
+		if f.Action == ActionPartition && !strings.HasPrefix(string(f.Target), "etcd") &&
+			!strings.HasPrefix(string(f.Target), string(TargetActorPrefix)) {
+			bad("%s: partition needs an etcd target (the process provider cuts etcd peer traffic only)", where)
+		}
+		if f.Target == TargetEtcdQuorum && c.EtcdMembers < 3 {
+			bad("%s: etcd-quorum needs at least 3 members", where)
+		}
+		if (f.Target == TargetControllerManager && c.ControllerManagers < 2) || (f.Target == TargetScheduler && c.Schedulers < 2) {
+			bad("%s: %s needs a standby: run at least 2", where, f.Target)
+		}
+		if (f.Target == TargetContainerd || f.Target == TargetNode) && c.RealNodes == 0 {
+			bad("%s: %s needs real nodes (cluster.realNodes)", where, f.Target)
+		}
+		if f.Target == TargetNode && c.RealNodes+min(c.HollowNodes, 1) < 2 {
+			bad("%s: a lost node's pods need another node to go to", where)
+		}
+		if f.At.Duration < 0 || f.Duration.Duration < 0 {
+			bad("%s: at %v and duration %v must not be negative", where, f.At.Duration, f.Duration.Duration)
+		}
+		if f.Action == ActionRestart && f.Duration.Duration != 0 {
+			bad("%s: restart has no duration (use stop or kill with a duration)", where)
+		}
+		switch f.Expect.Detection {
+		case DetectNone, DetectEtcdLeader, DetectLeaseHolder, DetectNodeNotReady, DetectWriteRejected:
+		default:
+			bad("%s: expect.detection %q unknown", where, f.Expect.Detection)
+		}
+		switch f.Expect.Recovery {
+		case RecoverNone, RecoverWrite, RecoverLeaderPod, RecoverLeaderBind, RecoverActorReady, RecoverNodesReady, RecoverRescheduled:
+		default:
+			bad("%s: expect.recovery %q unknown", where, f.Expect.Recovery)
+		}
+	}
+	// Faults must not overlap: each is measured on its own.
+	sorted := append([]Fault(nil), s.Faults...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].At.Duration < sorted[j].At.Duration })
+	for i := 1; i < len(sorted); i++ {
+		prev, cur := sorted[i-1], sorted[i]
+		if cur.At.Duration < prev.At.Duration+prev.Duration.Duration {
+			bad("faults %s and %s overlap: %s starts at %v, before %s ends at %v", prev.Name, cur.Name, cur.Name,
+				cur.At.Duration, prev.Name, prev.At.Duration+prev.Duration.Duration)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validTarget(t Target) bool {
+	if strings.HasPrefix(string(t), string(TargetActorPrefix)) {
+		return len(t) > len(TargetActorPrefix)
+	}
+	for _, k := range knownTargets {
+		if t == k {
+			return true
+		}
+	}
+	return false
+}
+
+func joinTargets() string {
+	s := make([]string, len(knownTargets))
+	for i, t := range knownTargets {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Parse reads a Scenario from YAML, applies the defaults and validates it.
+// Unknown fields are errors: a misspelt key must not silently mean default.
+func Parse(data []byte) (*Scenario, error) {
+	var s Scenario
+	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	s.Defaults()
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	return &s, nil
+}
+
+//go:embed scenarios/*.yaml
+var builtin embed.FS
+
+// Builtin lists the built-in scenarios' names.
+func Builtin() []string {
+	entries, _ := builtin.ReadDir("scenarios")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Load returns the built-in scenario called name, or reads name as a file.
+func Load(name string) (*Scenario, error) {
+	if b, err := builtin.ReadFile(path.Join("scenarios", name+".yaml")); err == nil {
+		return Parse(b)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %q is neither built in (%s) nor a readable file: %w", name, strings.Join(Builtin(), ", "), err)
+	}
+	return Parse(b)
+}

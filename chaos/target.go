@@ -1,0 +1,269 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
+)
+
+// ErrNoTarget: the target could not be resolved to a running actor.
+var ErrNoTarget = errors.New("no actor for the target")
+
+// resolved is a target at the moment of injection.
+type resolved struct {
+	actors []string
+	// nodes the fault takes down, for node detections and recoveries.
+	nodes []string
+	// pid, when non-zero, is a process inside an actor (a node's
+	// containerd) signalled directly instead of through the provider.
+	pid int
+}
+
+// resolver finds a target's actors now: etcd's member status, the Leases,
+// the pods' nodes.
+type resolver struct {
+	p    provider.Provider
+	cs   kubernetes.Interface
+	etcd *clientv3.Client
+}
+
+func (r *resolver) byRole(role provider.Role, running bool) []provider.Actor {
+	var out []provider.Actor
+	for _, a := range r.p.Actors() {
+		if a.Role == role && (!running || a.Running()) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (r *resolver) resolve(ctx context.Context, t Target) (resolved, error) {
+	switch t {
+	case TargetEtcdLeader, TargetEtcdFollower, TargetEtcdQuorum:
+		members := r.byRole(provider.RoleEtcd, true)
+		leader, err := etcdLeader(ctx, r.etcd, members)
+		if err != nil {
+			return resolved{}, err
+		}
+		var followers []string
+		for _, m := range members {
+			if m.Name != leader {
+				followers = append(followers, m.Name)
+			}
+		}
+		switch t {
+		case TargetEtcdLeader:
+			return resolved{actors: []string{leader}}, nil
+		case TargetEtcdFollower:
+			if len(followers) == 0 {
+				return resolved{}, fmt.Errorf("%s: %w: no follower running", t, ErrNoTarget)
+			}
+			return resolved{actors: followers[len(followers)-1:]}, nil
+		default:
+			all := len(r.byRole(provider.RoleEtcd, false))
+			need := all/2 + 1
+			if len(followers)+1 < need {
+				return resolved{}, fmt.Errorf("%s: %w: %d members running, a quorum is %d", t, ErrNoTarget, len(followers)+1, need)
+			}
+			return resolved{actors: append([]string{leader}, followers[:need-1]...)}, nil
+		}
+	case TargetAPIServer, TargetAPIServers:
+		as := r.byRole(provider.RoleAPIServer, true)
+		if len(as) == 0 {
+			return resolved{}, fmt.Errorf("%s: %w", t, ErrNoTarget)
+		}
+		if t == TargetAPIServer {
+			// The first: the one every client prefers, so they must fail
+			// over.
+			return resolved{actors: []string{as[0].Name}}, nil
+		}
+		return resolved{actors: names(as)}, nil
+	case TargetControllerManager, TargetScheduler:
+		lease := leaseOf(t)
+		l, err := r.cs.CoordinationV1().Leases(metav1.NamespaceSystem).Get(ctx, lease, metav1.GetOptions{})
+		if err != nil {
+			return resolved{}, fmt.Errorf("%s: lease %s: %w", t, lease, err)
+		}
+		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+			return resolved{}, fmt.Errorf("%s: %w: lease %s has no holder", t, ErrNoTarget, lease)
+		}
+		// kstep's leader-elected actors run with --name=<actor>, their
+		// identity in the Lease.
+		id := *l.Spec.HolderIdentity
+		for _, a := range r.p.Actors() {
+			if a.Name == id {
+				return resolved{actors: []string{id}}, nil
+			}
+		}
+		return resolved{}, fmt.Errorf("%s: %w: lease holder %q is no actor of this cluster", t, ErrNoTarget, id)
+	case TargetKubelet:
+		// Hollow kubelets all live in one actor; without it, a real node's
+		// kubelet goes down with its node process (containers survive).
+		if hn := r.byRole(provider.RoleHollowNodes, true); len(hn) > 0 {
+			nodes, err := r.nodesWithPods(ctx, func(n string) bool { return !r.isRealNode(n) })
+			if err != nil {
+				return resolved{}, err
+			}
+			return resolved{actors: []string{hn[0].Name}, nodes: nodes}, nil
+		}
+		return r.realNode(ctx, t)
+	case TargetNode:
+		return r.realNode(ctx, t)
+	case TargetContainerd:
+		res, err := r.realNode(ctx, t)
+		if err != nil {
+			return res, err
+		}
+		for _, a := range r.p.Actors() {
+			if a.Name == res.actors[0] {
+				pid, err := childNamed(a.PID, "containerd")
+				if err != nil {
+					return resolved{}, fmt.Errorf("%s of %s: %w", t, a.Name, err)
+				}
+				res.pid = pid
+			}
+		}
+		return res, nil
+	}
+	if name, ok := strings.CutPrefix(string(t), string(TargetActorPrefix)); ok {
+		for _, a := range r.p.Actors() {
+			if a.Name == name {
+				return resolved{actors: []string{name}}, nil
+			}
+		}
+		return resolved{}, fmt.Errorf("%s: %w", t, provider.ErrUnknownActor)
+	}
+	return resolved{}, fmt.Errorf("target %q: %w", t, ErrNoTarget)
+}
+
+func (r *resolver) isRealNode(name string) bool {
+	for _, a := range r.byRole(provider.RoleNode, false) {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// realNode picks the running real node with the most pods.
+func (r *resolver) realNode(ctx context.Context, t Target) (resolved, error) {
+	nodes, err := r.nodesWithPods(ctx, r.isRealNode)
+	if err != nil {
+		return resolved{}, err
+	}
+	running := map[string]bool{}
+	for _, a := range r.byRole(provider.RoleNode, true) {
+		running[a.Name] = true
+	}
+	for _, n := range nodes {
+		if running[n] {
+			return resolved{actors: []string{n}, nodes: []string{n}}, nil
+		}
+	}
+	return resolved{}, fmt.Errorf("%s: %w: no running real node has pods", t, ErrNoTarget)
+}
+
+// nodesWithPods lists the nodes keep accepts that run active pods, most
+// pods first.
+func (r *resolver) nodesWithPods(ctx context.Context, keep func(string) bool) ([]string, error) {
+	pods, err := r.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
+	}
+	count := map[string]int{}
+	for _, p := range pods.Items {
+		if n := p.Spec.NodeName; n != "" && keep(n) && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			count[n]++
+		}
+	}
+	out := make([]string, 0, len(count))
+	for n := range count {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if count[out[i]] != count[out[j]] {
+			return count[out[i]] > count[out[j]]
+		}
+		return out[i] < out[j]
+	})
+	return out, nil
+}
+
+// etcdLeader asks every running member for its status and returns the
+// name of the member the others call leader.
+func etcdLeader(ctx context.Context, cli *clientv3.Client, members []provider.Actor) (string, error) {
+	byID := map[uint64]string{}
+	var leader uint64
+	var errs []error
+	for _, m := range members {
+		ep := strings.TrimPrefix(strings.TrimPrefix(m.Endpoint, "http://"), "https://")
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		st, err := cli.Status(sctx, ep)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", m.Name, err))
+			continue
+		}
+		byID[st.Header.MemberId] = m.Name
+		if st.Leader != 0 {
+			leader = st.Leader
+		}
+	}
+	if name, ok := byID[leader]; ok && leader != 0 {
+		return name, nil
+	}
+	return "", fmt.Errorf("etcd leader: %w: no member reports a leader it knows (%v)", ErrNoTarget, errors.Join(errs...))
+}
+
+func names(as []provider.Actor) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.Name
+	}
+	return out
+}
+
+// childNamed finds the child process of ppid whose command is comm, from
+// /proc (Linux).
+func childNamed(ppid int, comm string) (int, error) {
+	if ppid == 0 {
+		return 0, fmt.Errorf("the actor is not running")
+	}
+	dirs, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open || close+2 >= len(s) {
+			continue
+		}
+		fields := strings.Fields(s[close+2:])
+		if len(fields) < 2 || s[open+1:close] != comm {
+			continue
+		}
+		if pp, _ := strconv.Atoi(fields[1]); pp == ppid {
+			pid, _ := strconv.Atoi(strings.Fields(s)[0])
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no %s process under pid %d (/proc)", comm, ppid)
+}

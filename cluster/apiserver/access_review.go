@@ -1,0 +1,71 @@
+package apiserver
+
+import (
+	"io"
+	"net/http"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// selfSubjectAccessReviewPath is where a user asks the authorizers about
+// itself (kubectl auth can-i). Nothing is stored: the answer is computed
+// by the same authorizers that guard every request.
+const selfSubjectAccessReviewPath = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+
+var ssarResource = authorizationv1.SchemeGroupVersion.WithResource("selfsubjectaccessreviews").GroupResource()
+
+// serveSelfSubjectAccessReview answers a SelfSubjectAccessReview for the
+// authenticated user; asking needs create on selfsubjectaccessreviews
+// (system:basic-user grants it to every authenticated user).
+func (s *Server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		writeError(w, apierrors.NewMethodNotSupported(ssarResource, strings.ToLower(r.Method)))
+		return
+	}
+	u, ok := userFrom(r.Context())
+	if !ok {
+		writeError(w, apierrors.NewUnauthorized("Unauthorized"))
+		return
+	}
+	asking := Attributes{User: u, Verb: "create", APIGroup: ssarResource.Group, Resource: ssarResource.Resource}
+	if err := s.chain.Authz.Authorize(r.Context(), asking); err != nil {
+		writeError(w, apierrors.NewForbidden(ssarResource, "", err))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes))
+	if err != nil {
+		writeError(w, badRequest("reading the request body: %v", err))
+		return
+	}
+	review := &authorizationv1.SelfSubjectAccessReview{}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), protobufType) {
+		_, _, err = protobufCodec.Decode(body, nil, review)
+	} else {
+		err = sigsjson.UnmarshalCaseSensitivePreserveInts(body, review)
+	}
+	if err != nil {
+		writeError(w, badRequest("the SelfSubjectAccessReview could not be decoded: %v", err))
+		return
+	}
+	a := Attributes{User: u}
+	switch spec := review.Spec; {
+	case spec.ResourceAttributes != nil:
+		ra := spec.ResourceAttributes
+		a.Verb, a.APIGroup, a.Resource, a.Subresource, a.Namespace, a.Name = ra.Verb, ra.Group, ra.Resource, ra.Subresource, ra.Namespace, ra.Name
+	case spec.NonResourceAttributes != nil:
+		a.Verb, a.Path = spec.NonResourceAttributes.Verb, spec.NonResourceAttributes.Path
+	default:
+		writeError(w, badRequest("spec.resourceAttributes or spec.nonResourceAttributes is required"))
+		return
+	}
+	review.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: true}
+	if err := s.chain.Authz.Authorize(r.Context(), a); err != nil {
+		review.Status = authorizationv1.SubjectAccessReviewStatus{Reason: err.Error()}
+	}
+	review.TypeMeta = metav1.TypeMeta{APIVersion: authorizationv1.SchemeGroupVersion.String(), Kind: "SelfSubjectAccessReview"}
+	writeJSON(w, http.StatusCreated, review)
+}

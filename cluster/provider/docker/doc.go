@@ -1,0 +1,39 @@
+// Package docker is the provider that runs every actor of a cluster in its
+// own container on a private Docker network, through testcontainers-go:
+// each etcd member, apiserver, controller-manager, scheduler, the
+// hollow-nodes actor, the image registry and each real node (containerd +
+// runc + CNI + kubelet, nested). Faults are real: Stop kills or stops a
+// container, Pause freezes it (docker pause), Partition disconnects it
+// from the cluster's network.
+//
+// It owns:
+//
+//   - the two images, built locally from the binaries of make build and
+//     never pulled: kstep/control-plane (FROM scratch + kstep and the image
+//     programs the registry serves) and kstep/node (FROM scratch + kstep,
+//     containerd, its runc shim, runc and the CNI plugins), each tagged by a
+//     content hash of what goes in, so an unchanged build is a lookup;
+//   - the cluster's Docker resources, all labelled dev.kstep.*: one bridge
+//     network, one container per actor (named kstep-<cluster>-<actor>,
+//     reached on the network by its actor name), one volume per etcd
+//     member and per node (etcd data, containerd's root), the nodes' pod
+//     cgroups (/kstep-<cluster>/<node> in the host's hierarchy), and the
+//     sweep that removes what a dead kstep left behind;
+//   - the state directory's docker.json (actors, containers, host ports;
+//     how kstep down and the chaos engine find the cluster), logs/ (each
+//     container's stdout and stderr, written straight to
+//     <state>/logs/<actor>.log through KSTEP_LOG_FILE), kubeconfigs/ (each
+//     actor's, addressed by container name) and kubeconfig (the host's,
+//     addressed by the ports published on 127.0.0.1).
+//
+// Every actor's argv comes from cluster/provider/process (the same
+// command lines as the process provider, with container addresses), so an
+// actor behaves the same in both. Trace files are written into the host's
+// TraceDir through a bind mount at the same path.
+//
+// It must not import the actors' packages: its contract with them is the
+// kstep command line and their health endpoints. It needs a local Docker
+// daemon (bind mounts of the state directory), never pulls an image, and
+// disables Ryuk (TESTCONTAINERS_RYUK_DISABLED=true) before its first
+// testcontainers call.
+package docker

@@ -1,0 +1,790 @@
+package docker
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
+	"github.com/kstep-dev/kstep/cluster/provider/process"
+)
+
+func init() {
+	// Ryuk, testcontainers' reaper, is an image that cannot be pulled here;
+	// kstep removes what it creates itself (Down, and the sweep in Up). The
+	// variable is read once, at the first testcontainers call, so it is set
+	// before any can happen.
+	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	// testcontainers narrates every container to stderr; kstep says what
+	// matters through Config.Log.
+	tclog.SetDefault(tclog.NewNoopLogger())
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// Provider runs a cluster as containers. The cluster is recorded in the
+// state directory (docker.json) and labelled in Docker, so a Provider made
+// by New in another process (kstep down, the chaos engine) can stop, signal
+// and restart its actors too. It is safe for concurrent use; Up and Down
+// are serialized.
+type Provider struct {
+	cfg    Config
+	binDir string
+	logf   func(format string, a ...any)
+
+	lifecycle sync.Mutex
+
+	mu  sync.Mutex
+	st  *clusterState
+	cli *testcontainers.DockerClient
+
+	// nodeMode is how node containers get their privileges: "" until the
+	// first node decides, then "privileged" or "fallback".
+	nodeModeMu sync.Mutex
+	nodeMode   string
+}
+
+// New returns a Provider for the cluster in cfg.StateDir, loading the
+// cluster recorded there if there is one. It does not talk to Docker.
+func New(cfg Config) (*Provider, error) {
+	if cfg.StateDir == "" {
+		return nil, errors.New("state dir is empty")
+	}
+	dir, err := filepath.Abs(cfg.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("state dir %q: %w", cfg.StateDir, err)
+	}
+	cfg.StateDir = dir
+	if cfg.TraceDir != "" {
+		if cfg.TraceDir, err = filepath.Abs(cfg.TraceDir); err != nil {
+			return nil, err
+		}
+	}
+	cfg.ReadyTimeout = cmp.Or(max(cfg.ReadyTimeout, 0), time.Minute)
+	cfg.StopGrace = cmp.Or(max(cfg.StopGrace, 0), 10*time.Second)
+	bin := cfg.BinDir
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the kstep binary: %w", err)
+		}
+		bin = filepath.Dir(exe)
+	}
+	if bin, err = filepath.Abs(bin); err != nil {
+		return nil, err
+	}
+	st, err := loadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := cfg.Log
+	if out == nil {
+		out = io.Discard
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(out, "kstep docker: "+format+"\n", a...) }
+	return &Provider{cfg: cfg, binDir: bin, logf: logf, st: st}, nil
+}
+
+// StateDir is the absolute path of the cluster's state directory.
+func (p *Provider) StateDir() string { return p.cfg.StateDir }
+
+// Available reports whether a Docker daemon answers, and if not, why.
+func Available(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	_, err = cli.Ping(ctx, client.PingOptions{})
+	return err
+}
+
+// client returns the Docker client, connecting on first use.
+func (p *Provider) client(ctx context.Context) (*testcontainers.DockerClient, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cli != nil {
+		return p.cli, nil
+	}
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	p.cli = cli
+	return cli, nil
+}
+
+// clusterID names the cluster of a state directory in Docker.
+func clusterID(stateDir string) string {
+	h := sha256.Sum256([]byte(stateDir))
+	return hex.EncodeToString(h[:])[:10]
+}
+
+// Up builds the images (if their content changed), creates the network,
+// and starts the etcd members, then the apiservers, then the rest, each
+// waited for until ready. It refuses (ErrClusterRunning) while the state
+// directory's cluster is alive and owned by another process or detached;
+// otherwise it first removes what that cluster, and any kstep cluster
+// whose owner has died, left in Docker. On failure it removes what it
+// created.
+func (p *Provider) Up(ctx context.Context) (err error) {
+	if err := p.cfg.Validate(); err != nil {
+		return err
+	}
+	p.lifecycle.Lock()
+	defer p.lifecycle.Unlock()
+	cli, err := p.client(ctx)
+	if err != nil {
+		return err
+	}
+	id := clusterID(p.cfg.StateDir)
+	if err := p.checkNotRunning(ctx, cli, id); err != nil {
+		return err
+	}
+	if err := sweep(ctx, cli, id, p.logf); err != nil {
+		return fmt.Errorf("sweep stale kstep resources: %w", err)
+	}
+	images, err := p.images(ctx, cli)
+	if err != nil {
+		return err
+	}
+	dirs := []string{filepath.Join(p.cfg.StateDir, "logs", "containerd"), filepath.Join(p.cfg.StateDir, "kubeconfigs")}
+	if p.cfg.TraceDir != "" {
+		dirs = append(dirs, p.cfg.TraceDir)
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	if err := os.Remove(filepath.Join(p.cfg.StateDir, "kubeconfig")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove old kubeconfig: %w", err)
+	}
+	ports, err := process.FreePorts(actorCount(p.cfg))
+	if err != nil {
+		return err
+	}
+	st := &clusterState{Version: stateVersion, ID: id, Detached: p.cfg.Detach, Owner: os.Getpid(),
+		CreatedAt: time.Now().UTC(), Actors: plan(p.cfg, id, images, ports)}
+	st.Network = "kstep-" + id
+
+	defer func() {
+		if err == nil {
+			return
+		}
+		// Tear down with a fresh context: ctx may be why Up failed.
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if derr := p.remove(tctx, cli, st, 2*time.Second); derr != nil {
+			err = errors.Join(err, fmt.Errorf("removing the partly started cluster: %w", derr))
+		}
+		p.mu.Lock()
+		p.st = nil
+		_ = removeState(p.cfg.StateDir)
+		p.mu.Unlock()
+	}()
+
+	nw, err := tcnetwork.New(ctx, tcnetwork.WithLabels(p.labels(st, "")))
+	if err != nil {
+		return fmt.Errorf("create network: %w", err)
+	}
+	st.Network = nw.Name
+	p.mu.Lock()
+	p.st = st
+	err = saveState(p.cfg.StateDir, st)
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := p.writeActorKubeconfigs(st); err != nil {
+		return err
+	}
+	// Etcd members first (they are ready only together), then the
+	// apiservers; the others need the apiservers (and the nodes the
+	// registry), not each other.
+	roles := st.byRole()
+	phases := [][]string{roles[provider.RoleEtcd], roles[provider.RoleAPIServer], roles[provider.RoleRegistry],
+		slices.Concat(roles[provider.RoleControllerManager], roles[provider.RoleScheduler], roles[provider.RoleHollowNodes], roles[provider.RoleNode])}
+	for i, names := range phases {
+		if i == 2 {
+			if len(roles[provider.RoleAPIServer]) == 0 {
+				return nil
+			}
+			if err := p.writeKubeconfig(); err != nil {
+				return err
+			}
+		}
+		if err := p.startAll(ctx, names); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkNotRunning refuses to replace a live cluster someone else owns.
+func (p *Provider) checkNotRunning(ctx context.Context, cli client.APIClient, id string) error {
+	p.mu.Lock()
+	st, err := loadState(p.cfg.StateDir)
+	p.mu.Unlock()
+	if err != nil || st == nil {
+		return err
+	}
+	if !st.Detached && st.Owner != os.Getpid() && !process.ProcessAlive(st.Owner) {
+		return nil // its owner died: what is left is stale
+	}
+	l, err := cli.ContainerList(ctx, client.ContainerListOptions{Filters: make(client.Filters).Add("label", labelCluster+"="+id)})
+	if err != nil {
+		return fmt.Errorf("docker: list containers: %w", err)
+	}
+	if len(l.Items) > 0 {
+		return fmt.Errorf("%w in %s: %d container(s) running; run `kstep down --state-dir %s` first",
+			provider.ErrClusterRunning, p.cfg.StateDir, len(l.Items), p.cfg.StateDir)
+	}
+	return nil
+}
+
+// images builds (or finds) the images the cluster needs, by kind.
+func (p *Provider) images(ctx context.Context, cli client.APIClient) (map[string]string, error) {
+	specs := []imageSpec{controlPlaneImage}
+	if p.cfg.Nodes > 0 {
+		specs = append(specs, nodeImage)
+	}
+	out := map[string]string{}
+	for _, s := range specs {
+		ref, err := ensureImage(ctx, cli, s, p.binDir, p.logf)
+		if err != nil {
+			return nil, err
+		}
+		out[s.kind] = ref
+	}
+	return out, nil
+}
+
+// writeActorKubeconfigs writes each apiserver client's kubeconfig: actor i
+// of a role talks to apiserver i mod N by its name on the network.
+func (p *Provider) writeActorKubeconfigs(st *clusterState) error {
+	var servers []provider.Actor
+	for _, a := range st.Actors {
+		if a.Role == provider.RoleAPIServer {
+			servers = append(servers, provider.Actor{Name: a.Name, Endpoint: "http://" + a.Alias + ":" + strconv.Itoa(a.Port)})
+		}
+	}
+	index := map[provider.Role]int{}
+	for _, a := range st.Actors {
+		if a.Kubeconfig == "" || len(servers) == 0 {
+			continue
+		}
+		server := servers[index[a.Role]%len(servers)]
+		index[a.Role]++
+		if err := clientcmd.WriteToFile(*process.ActorKubeconfig(a.Name, server), a.Kubeconfig); err != nil {
+			return fmt.Errorf("write kubeconfig %s: %w", a.Kubeconfig, err)
+		}
+	}
+	return nil
+}
+
+// writeKubeconfig writes the host's kubeconfig: a context per apiserver
+// at its published port.
+func (p *Provider) writeKubeconfig() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var servers []provider.Actor
+	for _, a := range p.st.Actors {
+		if a.Role == provider.RoleAPIServer {
+			servers = append(servers, a.Actor)
+		}
+	}
+	path := filepath.Join(p.cfg.StateDir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*process.AdminKubeconfig(servers), path); err != nil {
+		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
+	p.st.Kubeconfig = path
+	return saveState(p.cfg.StateDir, p.st)
+}
+
+// startAll creates and starts the named actors' containers (fresh logs)
+// and waits until all are ready; the first failure cancels the rest.
+// Members of a new etcd cluster are ready only together, so everything
+// runs concurrently.
+func (p *Provider) startAll(ctx context.Context, names []string) error {
+	p.mu.Lock()
+	st := p.st
+	p.mu.Unlock()
+	g, ctx := errgroup.WithContext(ctx)
+	for _, name := range names {
+		a, err := st.actor(name)
+		if err != nil {
+			return err
+		}
+		g.Go(func() error {
+			if err := p.create(ctx, st, *a); err != nil {
+				return err
+			}
+			return p.waitReady(ctx, *a)
+		})
+	}
+	return g.Wait()
+}
+
+// waitReady polls the actor's health endpoint through its published port.
+func (p *Provider) waitReady(ctx context.Context, a actorState) error {
+	cli, err := p.client(ctx)
+	if err != nil {
+		return err
+	}
+	exited := func() (bool, error) {
+		ins, err := cli.ContainerInspect(ctx, a.Container, client.ContainerInspectOptions{})
+		if err != nil {
+			return true, err
+		}
+		if s := ins.Container.State; s != nil && !s.Running {
+			return true, fmt.Errorf("container %s %s, exit code %d %s", a.Container, s.Status, s.ExitCode, s.Error)
+		}
+		return false, nil
+	}
+	return process.WaitReady(ctx, a.Actor, a.ReadyURL, p.cfg.ReadyTimeout, exited)
+}
+
+// Start starts a stopped actor's container again: the same argv, ports,
+// volume and network, its log continued. It returns once the actor is
+// ready.
+func (p *Provider) Start(ctx context.Context, name string) error {
+	a, cli, err := p.lookup(ctx, "start", name)
+	if err != nil {
+		return err
+	}
+	s, err := p.containerState(ctx, cli, a)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	if s.Running {
+		return fmt.Errorf("start %s: %w", name, provider.ErrActorRunning)
+	}
+	if f, err := os.OpenFile(a.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+		fmt.Fprintf(f, "--- kstep: starting %s again at %s ---\n", name, time.Now().UTC().Format(time.RFC3339Nano))
+		f.Close()
+	}
+	if _, err := cli.ContainerStart(ctx, a.Container, client.ContainerStartOptions{}); err != nil {
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	return p.waitReady(ctx, a)
+}
+
+// Stop sends sig to the actor's main process (docker kill). For SIGKILL,
+// SIGTERM and SIGINT it waits until the container has stopped. SIGSTOP and
+// SIGCONT are docker pause and unpause: the container's cgroup is frozen,
+// every process in it. A paused container is thawed before it is signalled.
+func (p *Provider) Stop(ctx context.Context, name string, sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok || s == 0 {
+		return fmt.Errorf("stop %s: signal %v is not a process signal", name, sig)
+	}
+	switch s {
+	case syscall.SIGSTOP:
+		return p.Pause(ctx, name)
+	case syscall.SIGCONT:
+		return p.Unpause(ctx, name)
+	}
+	a, cli, err := p.lookup(ctx, "stop", name)
+	if err != nil {
+		return err
+	}
+	st, err := p.containerState(ctx, cli, a)
+	if err != nil {
+		return fmt.Errorf("stop %s: %w", name, err)
+	}
+	if !st.Running {
+		return fmt.Errorf("stop %s: %w", name, provider.ErrActorNotRunning)
+	}
+	if st.Paused {
+		if _, err := cli.ContainerUnpause(ctx, a.Container, client.ContainerUnpauseOptions{}); err != nil {
+			return fmt.Errorf("stop %s: unpause: %w", name, err)
+		}
+	}
+	if _, err := cli.ContainerKill(ctx, a.Container, client.ContainerKillOptions{Signal: strconv.Itoa(int(s))}); err != nil {
+		return fmt.Errorf("stop %s: kill -%d: %w", name, s, err)
+	}
+	if s != syscall.SIGKILL && s != syscall.SIGTERM && s != syscall.SIGINT {
+		return nil
+	}
+	w := cli.ContainerWait(ctx, a.Container, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case <-w.Result:
+		return nil
+	case err := <-w.Error:
+		return fmt.Errorf("stop %s after %v: %w", name, s, err)
+	}
+}
+
+// Pause freezes the actor's container (docker pause): the cgroup freezer
+// stops every process in it at once.
+func (p *Provider) Pause(ctx context.Context, name string) error {
+	return p.setPaused(ctx, name, true)
+}
+
+// Unpause thaws a paused actor's container.
+func (p *Provider) Unpause(ctx context.Context, name string) error {
+	return p.setPaused(ctx, name, false)
+}
+
+func (p *Provider) setPaused(ctx context.Context, name string, paused bool) error {
+	op := map[bool]string{true: "pause", false: "unpause"}[paused]
+	a, cli, err := p.lookup(ctx, op, name)
+	if err != nil {
+		return err
+	}
+	if paused {
+		_, err = cli.ContainerPause(ctx, a.Container, client.ContainerPauseOptions{})
+	} else {
+		_, err = cli.ContainerUnpause(ctx, a.Container, client.ContainerUnpauseOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", op, name, err)
+	}
+	return nil
+}
+
+// Partition disconnects the actor's container from the cluster's network:
+// it reaches no peer and no peer reaches it (its published port goes too)
+// until Heal.
+func (p *Provider) Partition(ctx context.Context, name string) error {
+	a, cli, err := p.lookup(ctx, "partition", name)
+	if err != nil {
+		return err
+	}
+	if _, err := cli.NetworkDisconnect(ctx, p.network(), client.NetworkDisconnectOptions{Container: a.Container, Force: true}); err != nil {
+		return fmt.Errorf("partition %s: %w", name, err)
+	}
+	return nil
+}
+
+// Heal connects a partitioned actor's container to the network again,
+// under its name.
+func (p *Provider) Heal(ctx context.Context, name string) error {
+	a, cli, err := p.lookup(ctx, "heal", name)
+	if err != nil {
+		return err
+	}
+	if _, err := cli.NetworkConnect(ctx, p.network(), client.NetworkConnectOptions{Container: a.Container,
+		EndpointConfig: &network.EndpointSettings{Aliases: []string{a.Alias}}}); err != nil {
+		return fmt.Errorf("heal %s: %w", name, err)
+	}
+	return nil
+}
+
+func (p *Provider) network() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.st.Network
+}
+
+// Logs opens the actor's log file: its container's stdout and stderr,
+// every start of it.
+func (p *Provider) Logs(_ context.Context, name string) (io.ReadCloser, error) {
+	a, err := p.actorNamed("logs", name)
+	if err != nil {
+		return nil, err
+	}
+	return os.Open(a.LogPath)
+}
+
+// actorNamed finds an actor of the recorded cluster; op and name prefix
+// the error.
+func (p *Provider) actorNamed(op, name string) (actorState, error) {
+	st, err := p.recorded()
+	var a *actorState
+	if err == nil {
+		a, err = st.actor(name)
+	}
+	if err != nil {
+		return actorState{}, fmt.Errorf("%s %s: %w", op, name, err)
+	}
+	return *a, nil
+}
+
+// lookup is actorNamed and the Docker client.
+func (p *Provider) lookup(ctx context.Context, op, name string) (actorState, *testcontainers.DockerClient, error) {
+	a, err := p.actorNamed(op, name)
+	if err != nil {
+		return a, nil, err
+	}
+	cli, err := p.client(ctx)
+	return a, cli, err
+}
+
+// containerState is the state of a's container; a container that is gone
+// is not running.
+func (p *Provider) containerState(ctx context.Context, cli client.APIClient, a actorState) (container.State, error) {
+	ins, err := cli.ContainerInspect(ctx, a.Container, client.ContainerInspectOptions{})
+	if err != nil {
+		return container.State{}, err
+	}
+	if ins.Container.State == nil {
+		return container.State{}, nil
+	}
+	return *ins.Container.State, nil
+}
+
+// recorded is the cluster recorded in the state directory, read once.
+func (p *Provider) recorded() (*clusterState, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.st == nil {
+		st, err := loadState(p.cfg.StateDir)
+		switch {
+		case err != nil:
+			return nil, err
+		case st == nil:
+			return nil, fmt.Errorf("%w recorded in %s", provider.ErrNoCluster, p.cfg.StateDir)
+		}
+		p.st = st
+	}
+	return p.st, nil
+}
+
+// Actors lists the cluster's actors, etcd members first; PID is the
+// container's main process as the host sees it, 0 when it is not running.
+func (p *Provider) Actors() []provider.Actor {
+	st, err := p.recorded()
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cli, cerr := p.client(ctx)
+	out := make([]provider.Actor, 0, len(st.Actors))
+	for _, a := range st.Actors {
+		if cerr == nil {
+			if s, err := p.containerState(ctx, cli, a); err == nil && s.Running {
+				a.PID = s.Pid
+			}
+		}
+		out = append(out, a.Actor)
+	}
+	return out
+}
+
+// Kubeconfig is the path of the host's kubeconfig, "" before Up has
+// finished starting the apiservers or when the cluster has none.
+func (p *Provider) Kubeconfig() string {
+	st, err := p.recorded()
+	if err != nil {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return st.Kubeconfig
+}
+
+// Down stops the cluster (apiserver clients, then apiservers and the
+// registry, then etcd members one at a time, each SIGTERM then SIGKILL
+// after the grace period) and removes its containers, network and volumes.
+// A foreground cluster whose owner is another live process is stopped by
+// asking the owner (SIGTERM) first. Logs, traces and kubeconfigs stay; it
+// is a no-op when no cluster is recorded.
+func (p *Provider) Down(ctx context.Context) error {
+	p.lifecycle.Lock()
+	defer p.lifecycle.Unlock()
+	// Read docker.json again: another process may have replaced it.
+	p.mu.Lock()
+	p.st = nil
+	p.mu.Unlock()
+	st, err := p.recorded()
+	if errors.Is(err, provider.ErrNoCluster) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("down: %w", err)
+	}
+	if !st.Detached && st.Owner != os.Getpid() && process.ProcessAlive(st.Owner) {
+		// The owner stops its cluster and removes docker.json.
+		if err := syscall.Kill(st.Owner, syscall.SIGTERM); err == nil {
+			deadline := time.Now().Add(2*p.cfg.StopGrace + 30*time.Second)
+			for process.ProcessAlive(st.Owner) && time.Now().Before(deadline) && ctx.Err() == nil {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+	cli, err := p.client(ctx)
+	if err != nil {
+		return fmt.Errorf("down: %w", err)
+	}
+	err = p.remove(ctx, cli, st, p.cfg.StopGrace)
+	p.mu.Lock()
+	p.st = nil
+	err = errors.Join(err, removeState(p.cfg.StateDir))
+	p.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("down: %w", err)
+	}
+	return nil
+}
+
+// remove stops st's containers in order, then removes them, the network
+// and the volumes (by label, so what a failed Up created is found too).
+func (p *Provider) remove(ctx context.Context, cli client.APIClient, st *clusterState, grace time.Duration) error {
+	roles := st.byRole()
+	stop := func(names ...string) {
+		var wg sync.WaitGroup
+		for _, n := range names {
+			a, err := st.actor(n)
+			if err != nil {
+				continue
+			}
+			wg.Go(func() {
+				secs := int(grace.Seconds())
+				_, _ = cli.ContainerUnpause(ctx, a.Container, client.ContainerUnpauseOptions{})
+				_, _ = cli.ContainerStop(ctx, a.Container, client.ContainerStopOptions{Timeout: &secs})
+			})
+		}
+		wg.Wait()
+	}
+	// Clients first, so none logs the apiservers' going as a failure; etcd
+	// members one at a time, last first, so leadership hands over quickly.
+	stop(slices.Concat(roles[provider.RoleControllerManager], roles[provider.RoleScheduler], roles[provider.RoleHollowNodes], roles[provider.RoleNode])...)
+	stop(slices.Concat(roles[provider.RoleAPIServer], roles[provider.RoleRegistry])...)
+	for _, n := range slices.Backward(roles[provider.RoleEtcd]) {
+		stop(n)
+	}
+	return removeCluster(ctx, cli, st.ID)
+}
+
+// Containers lists the cluster's containers as Docker has them (by the
+// cluster's label, running or not, recorded in docker.json or not): actor
+// name → container ID.
+func (p *Provider) Containers(ctx context.Context) (map[string]string, error) {
+	cli, err := p.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found, err := resources(ctx, cli, make(client.Filters).Add("label", labelCluster+"="+clusterID(p.cfg.StateDir)))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, r := range found {
+		if r.kind == "container" {
+			out[r.labels[labelActor]] = r.id
+		}
+	}
+	return out, nil
+}
+
+// Purge deletes what clusters left in the state directory (logs,
+// kubeconfigs, docker.json) and the directory itself if nothing else is in
+// it. It refuses while the recorded cluster has containers.
+func (p *Provider) Purge() error {
+	p.lifecycle.Lock()
+	defer p.lifecycle.Unlock()
+	dir := p.cfg.StateDir
+	if HasCluster(dir) {
+		return fmt.Errorf("purge %s: %w: run kstep down first", dir, provider.ErrClusterRunning)
+	}
+	for _, name := range []string{"logs", "kubeconfigs", "kubeconfig", StateFile} {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("purge %s: %w", dir, err)
+		}
+	}
+	// The directory itself goes only when nothing else is in it.
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) == 0 {
+		return os.Remove(dir)
+	}
+	return nil
+}
+
+// create creates and starts a's container with testcontainers-go.
+func (p *Provider) create(ctx context.Context, st *clusterState, a actorState) error {
+	cli, err := p.client(ctx)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(a.LogPath, nil, 0o644); err != nil {
+		return fmt.Errorf("%s: log: %w", a.Name, err)
+	}
+	mounts := []mount.Mount{
+		{Type: mount.TypeBind, Source: filepath.Dir(a.LogPath), Target: filepath.Dir(a.LogPath)},
+		{Type: mount.TypeBind, Source: filepath.Join(p.cfg.StateDir, "kubeconfigs"), Target: filepath.Join(p.cfg.StateDir, "kubeconfigs"), ReadOnly: true},
+	}
+	if p.cfg.TraceDir != "" {
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: p.cfg.TraceDir, Target: p.cfg.TraceDir})
+	}
+	if a.Volume != "" {
+		if _, err := cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: a.Volume, Labels: p.labels(st, a.Name)}); err != nil {
+			return fmt.Errorf("%s: create volume: %w", a.Name, err)
+		}
+		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: a.Volume, Target: a.VolumeDir})
+	}
+	port := network.MustParsePort(strconv.Itoa(a.Port) + "/tcp")
+	base := func(hc *container.HostConfig) {
+		hc.Init = new(true)
+		hc.Mounts = mounts
+		hc.PortBindings = network.PortMap{port: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(a.HostPort)}}}
+	}
+	req := testcontainers.ContainerRequest{
+		Image:          a.Image,
+		Name:           a.Container,
+		Cmd:            a.Args,
+		Env:            map[string]string{"KSTEP_LOG_FILE": a.LogPath},
+		Labels:         p.labels(st, a.Name),
+		ExposedPorts:   []string{port.String()},
+		Networks:       []string{st.Network},
+		NetworkAliases: map[string][]string{st.Network: {a.Alias}},
+	}
+	if a.Role != provider.RoleNode {
+		req.HostConfigModifier = base
+		return p.run(ctx, cli, req)
+	}
+	return p.runNode(ctx, cli, req, base)
+}
+
+// run creates and starts a container; a container that was created but
+// did not start is removed.
+func (p *Provider) run(ctx context.Context, cli client.APIClient, req testcontainers.ContainerRequest) error {
+	_, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	if err != nil {
+		_, _ = cli.ContainerRemove(context.WithoutCancel(ctx), req.Name, client.ContainerRemoveOptions{Force: true})
+		return fmt.Errorf("%s: %w", req.Name, err)
+	}
+	return nil
+}
+
+// labels are what every Docker resource of the cluster carries: how the
+// sweep and Down find them, and whether they are stale.
+func (p *Provider) labels(st *clusterState, actor string) map[string]string {
+	l := map[string]string{
+		labelManaged:  "true",
+		labelCluster:  st.ID,
+		labelStateDir: p.cfg.StateDir,
+		labelOwner:    strconv.Itoa(st.Owner),
+		labelDetached: strconv.FormatBool(st.Detached),
+	}
+	if actor != "" {
+		l[labelActor] = actor
+	}
+	return l
+}

@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstep-dev/kstep/chaos"
+)
+
+// runChaos runs `kstep chaos` like a user and returns its exit code, its
+// output and the report it wrote (nil if none).
+func runChaos(t *testing.T, timeout time.Duration, args ...string) (int, string, *chaos.Report) {
+	t.Helper()
+	bin := binary(t)
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"chaos", "--out", out}, args...)...)
+	b, err := cmd.CombinedOutput()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("kstep chaos: %v\n%s", err, b)
+	}
+	rep, rerr := chaos.ReadReport(filepath.Join(out, "chaos.json"))
+	if rerr != nil {
+		t.Logf("no report: %v\n%s", rerr, logs(filepath.Join(out, "cluster")))
+	}
+	return code, string(b), rep
+}
+
+// TestChaosSmoke is the CI chaos gate: the etcd leader, an apiserver, the
+// controller-manager leader and the kubelets are SIGKILLed one after
+// another under a small load, and the ci gate (generous times, every
+// invariant at 0) passes. The times are logged, never asserted.
+func TestChaosSmoke(t *testing.T) {
+	code, out, rep := runChaos(t, 8*time.Minute, "--scenario", "smoke", "--gate", "ci")
+	if rep == nil {
+		t.Fatalf("exit %d, no report:\n%s", code, out)
+	}
+	for _, f := range rep.Faults {
+		det, rec := "—", "—"
+		if f.Detection.MS != nil {
+			det = time.Duration(*f.Detection.MS * 1e6).Round(time.Millisecond).String()
+		}
+		if f.Recovery.MS != nil {
+			rec = time.Duration(*f.Recovery.MS * 1e6).Round(time.Millisecond).String()
+		}
+		t.Logf("%s (%s): detection %s, recovery %s, longest write gap %.0f ms, failed writes %d",
+			f.Name, strings.Join(f.Actors, ","), det, rec, f.WriteGapMS, f.FailedWrites)
+	}
+	if code != 0 || !rep.Passed {
+		t.Fatalf("exit %d, passed %v; failed lines: %v\n%s", code, rep.Passed, chaos.Failed(rep.Verdicts), out)
+	}
+	want := map[chaos.Target]bool{chaos.TargetEtcdLeader: true, chaos.TargetAPIServer: true, chaos.TargetControllerManager: true, chaos.TargetKubelet: true}
+	for _, f := range rep.Faults {
+		if f.Error != "" || len(f.Actors) == 0 {
+			t.Errorf("%s: actors %v, error %q", f.Name, f.Actors, f.Error)
+		}
+		delete(want, f.Target)
+	}
+	if len(want) > 0 {
+		t.Errorf("faults not run: %v", want)
+	}
+	for _, inv := range rep.Invariants {
+		if !inv.OK() {
+			t.Errorf("invariant %s: %s %v", inv.Name, inv.Summary, inv.Detail)
+		}
+	}
+}
+
+// TestChaosGateFails proves the gate can fail: with the ReplicaSet
+// controller's expectations switched off by a failpoint, it creates more
+// pods than replicas, and kstep chaos exits 1 naming that invariant.
+func TestChaosGateFails(t *testing.T) {
+	code, out, rep := runChaos(t, 6*time.Minute, "--scenario", filepath.Join("testdata", "chaos-broken-rs.yaml"),
+		"--gate", filepath.Join("testdata", "chaos-invariants-gate.yaml"))
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (gate failed)\n%s", code, out)
+	}
+	if !strings.Contains(out, "gate invariants-only FAILED") || !strings.Contains(out, "invariant rs-over-replicas = ") {
+		t.Errorf("the output does not name the broken invariant:\n%s", out)
+	}
+	if rep == nil || rep.Passed {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, inv := range rep.Invariants {
+		if inv.Name == chaos.InvRSOver {
+			t.Logf("%s: %s %v", inv.Name, inv.Summary, inv.Detail)
+			if inv.Count == 0 {
+				t.Error("rs-over-replicas saw no excess")
+			}
+		}
+	}
+}
