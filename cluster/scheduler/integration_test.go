@@ -339,6 +339,7 @@ func TestIntegrationLeaderElection(t *testing.T) {
 		create(t, e.cs, pendingPod(fmt.Sprintf("first-%d", i), "100m"))
 	}
 	waitFor(t, 20*time.Second, "10 bound", func() bool { return count(boundPods(t, e.cs)) == 10 })
+	waitFor(t, 10*time.Second, "the leader counts 10 bindings", func() bool { return bindings(a.metrics) == 10 })
 	if got, other := bindings(a.metrics), bindings(b.metrics); got != 10 || other != 0 || gauge(b.metrics.leader) != 0 {
 		t.Fatalf("leader bound %v, standby bound %v", got, other)
 	}
@@ -351,6 +352,9 @@ func TestIntegrationLeaderElection(t *testing.T) {
 		create(t, e.cs, pendingPod(fmt.Sprintf("second-%d", i), "100m"))
 	}
 	waitFor(t, 20*time.Second, "20 bound", func() bool { return count(boundPods(t, e.cs)) == 20 })
+	// A binder counts its binding after the API answered, so a pod can be
+	// seen bound a moment before the new leader's counter moves.
+	waitFor(t, 10*time.Second, "the new leader counts 10 bindings", func() bool { return bindings(b.metrics) == 10 })
 	if got, other := bindings(a.metrics), bindings(b.metrics); got != 10 || other != 10 {
 		t.Fatalf("old leader bound %v, new leader %v", got, other)
 	}

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,6 +167,21 @@ func contents() []content {
 			}),
 		// events.k8s.io events are stored as these.
 		row(core("events"), func(cs kubernetes.Interface, ns string) collection[*corev1.EventList] { return cs.CoreV1().Events(ns) }),
+		row(core("resourcequotas"), func(cs kubernetes.Interface, ns string) collection[*corev1.ResourceQuotaList] {
+			return cs.CoreV1().ResourceQuotas(ns)
+		}),
+		row(core("limitranges"), func(cs kubernetes.Interface, ns string) collection[*corev1.LimitRangeList] {
+			return cs.CoreV1().LimitRanges(ns)
+		}),
+		// Access last: nothing in the namespace needs it once the rest is gone.
+		row(rbacv1.SchemeGroupVersion.WithResource("rolebindings").GroupResource(),
+			func(cs kubernetes.Interface, ns string) collection[*rbacv1.RoleBindingList] {
+				return cs.RbacV1().RoleBindings(ns)
+			}),
+		row(rbacv1.SchemeGroupVersion.WithResource("roles").GroupResource(),
+			func(cs kubernetes.Interface, ns string) collection[*rbacv1.RoleList] {
+				return cs.RbacV1().Roles(ns)
+			}),
 	}
 }
 
