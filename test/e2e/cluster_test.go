@@ -10,10 +10,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/provider/process"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
+
+// up brings p's cluster up within timeout and registers its teardown: the
+// actors' logs when the test failed, then Down (bounded by a minute, two for
+// containers). Up's failure ends the test with the logs.
+func up(t *testing.T, p provider.Provider, stateDir string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v\n%s", err, logs(stateDir))
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("actor logs:\n%s", logs(stateDir))
+		}
+		dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := p.Down(dctx); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	})
+}
 
 // binary returns the kstep binary under test or skips.
 func binary(t *testing.T) string {

@@ -31,19 +31,7 @@ func controlPlane(t *testing.T, nodes int, cmArgs ...string) (*process.Provider,
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := p.Up(ctx); err != nil {
-		t.Fatalf("up: %v\n%s", err, logs(cfg.StateDir))
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("actor logs:\n%s", logs(cfg.StateDir))
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = p.Down(ctx)
-	})
+	up(t, p, cfg.StateDir, 2*time.Minute)
 	cs := clientFor(t, p.Kubeconfig(), "kstep")
 	var specs []testenv.NodeSpec
 	for i := range nodes {

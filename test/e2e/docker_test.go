@@ -69,24 +69,15 @@ func TestDockerProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
-	defer cancel()
-	if err := p.Up(ctx); err != nil {
-		t.Fatalf("up: %v\n%s", err, logs(cfg.StateDir))
-	}
+	// Cleanups run last first: this one after up's Down.
 	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("actor logs:\n%s", logs(cfg.StateDir))
-		}
-		dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := p.Down(dctx); err != nil {
-			t.Errorf("down: %v", err)
-		}
 		if left, err := p.Containers(context.Background()); err != nil || len(left) > 0 {
 			t.Errorf("containers left after Down: %v (%v)", left, err)
 		}
 	})
+	up(t, p, cfg.StateDir, 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
 
 	// Each actor is a container of its own, running.
 	want := []string{"etcd-0", "etcd-1", "etcd-2", "apiserver-0", "apiserver-1", "controller-manager-0", "controller-manager-1",

@@ -23,17 +23,9 @@ func TestHollowNodesEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	up(t, p, cfg.StateDir, 5*time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := p.Up(ctx); err != nil {
-		t.Fatalf("up: %v\n%s", err, logs(cfg.StateDir))
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("actor logs:\n%s", logs(cfg.StateDir))
-		}
-		_ = p.Down(context.Background())
-	})
 	cs := clientFor(t, p.Kubeconfig(), "kstep")
 	waitFor(t, "200 Ready nodes", time.Minute, func() bool {
 		l, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

@@ -106,17 +106,9 @@ func TestRealNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	up(t, p, cfg.StateDir, 8*time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	if err := p.Up(ctx); err != nil {
-		t.Fatalf("up: %v\n%s", err, logs(cfg.StateDir))
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("actor logs:\n%s", logs(cfg.StateDir))
-		}
-		_ = p.Down(context.Background())
-	})
 	cs := clientFor(t, p.Kubeconfig(), "kstep")
 	nodeDir := func(n string) string { return filepath.Join(cfg.StateDir, "nodes", n) }
 

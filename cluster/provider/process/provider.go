@@ -317,17 +317,8 @@ func (p *Provider) plan(ports []int) []actorState {
 		name := fmt.Sprintf("etcd-%d", i)
 		client, peer := local(ports[2*i]), local(ports[2*i+1])
 		data := filepath.Join(dir, "etcd", name)
-		args := []string{
-			"etcd",
-			"--name=" + name,
-			"--data-dir=" + data,
-			"--listen-client-urls=" + client,
-			"--advertise-client-urls=" + client,
-			"--listen-peer-urls=" + peer,
-			"--initial-advertise-peer-urls=" + local(advertised(i)),
-			"--initial-cluster=" + strings.Join(initial, ","),
-			"--initial-cluster-state=new",
-		}
+		args := p.cfg.EtcdArgv(EtcdMember{Name: name, DataDir: data, ListenClient: client, AdvertiseClient: client,
+			ListenPeer: peer, AdvertisePeer: local(advertised(i)), InitialCluster: initial})
 		actors = append(actors, actorState{
 			Actor: provider.Actor{
 				Name:     name,
@@ -335,7 +326,7 @@ func (p *Provider) plan(ports []int) []actorState {
 				Endpoint: client,
 				LogPath:  filepath.Join(dir, "logs", name+".log"),
 			},
-			Args:     append(args, p.cfg.Etcd.args()...),
+			Args:     args,
 			Ports:    p.cfg.etcdPorts(ports[2*i], ports[2*i+1], advertised(i)),
 			DataDir:  data,
 			ReadyURL: client + "/health",
@@ -348,23 +339,11 @@ func (p *Provider) plan(ports []int) []actorState {
 	for i := range p.cfg.APIServers {
 		name := fmt.Sprintf("apiserver-%d", i)
 		port := ports[2*n+i]
-		args := []string{
-			"apiserver",
-			"--name=" + name,
-			"--listen=127.0.0.1:" + strconv.Itoa(port),
-			"--etcd-servers=" + strings.Join(clients, ","),
-		}
+		var security []string
 		if !p.cfg.Insecure {
-			args = append(args, pkiPaths(dir).apiserverArgs()...)
+			security = pkiPaths(dir).apiserverArgs()
 		}
-		// The apiserver must refuse what etcd would refuse, before etcd.
-		if b := p.cfg.Etcd.MaxRequestBytes; b != 0 {
-			args = append(args, "--max-request-bytes="+strconv.FormatUint(uint64(b), 10))
-		}
-		if p.cfg.TraceDir != "" {
-			args = append(args, "--trace-file="+filepath.Join(p.cfg.TraceDir, name+".jsonl"))
-		}
-		args = append(args, p.cfg.APIServerArgs...)
+		args := p.cfg.APIServerArgv(name, "127.0.0.1:"+strconv.Itoa(port), clients, security...)
 		actors = append(actors, actorState{
 			Actor: provider.Actor{
 				Name:     name,
@@ -378,21 +357,13 @@ func (p *Provider) plan(ports []int) []actorState {
 		})
 	}
 	next := 2*n + p.cfg.APIServers
-	leaderElected := func(role provider.Role, count int, extra []string) {
+	leaderElected := func(role provider.Role, count int) {
 		for i := range count {
 			name := fmt.Sprintf("%s-%d", role, i)
 			port := ports[next]
 			next++
 			kc := filepath.Join(dir, "kubeconfigs", name+".kubeconfig")
-			args := []string{
-				string(role),
-				"--name=" + name,
-				"--kubeconfig=" + kc,
-				"--metrics-listen=127.0.0.1:" + strconv.Itoa(port),
-			}
-			if p.cfg.TraceDir != "" {
-				args = append(args, "--trace-file="+filepath.Join(p.cfg.TraceDir, name+".jsonl"))
-			}
+			args := p.cfg.LeaderElectedArgv(role, name, kc, "127.0.0.1:"+strconv.Itoa(port))
 			actors = append(actors, actorState{
 				Actor: provider.Actor{
 					Name:     name,
@@ -400,15 +371,15 @@ func (p *Provider) plan(ports []int) []actorState {
 					Endpoint: local(port),
 					LogPath:  filepath.Join(dir, "logs", name+".log"),
 				},
-				Args:       append(args, extra...),
+				Args:       args,
 				Ports:      map[string]int{"metrics": port},
 				ReadyURL:   local(port) + "/healthz",
 				Kubeconfig: kc,
 			})
 		}
 	}
-	leaderElected(provider.RoleControllerManager, p.cfg.ControllerManagers, p.cfg.ControllerManagerArgs)
-	leaderElected(provider.RoleScheduler, p.cfg.Schedulers, p.cfg.SchedulerArgs)
+	leaderElected(provider.RoleControllerManager, p.cfg.ControllerManagers)
+	leaderElected(provider.RoleScheduler, p.cfg.Schedulers)
 	next++ // the hollow-nodes actor's port, used or not
 	if p.cfg.Nodes > 0 {
 		regPort := ports[next]
@@ -417,7 +388,7 @@ func (p *Provider) plan(ports []int) []actorState {
 		actors = append(actors, actorState{
 			Actor: provider.Actor{Name: string(provider.RoleRegistry), Role: provider.RoleRegistry, Endpoint: local(regPort),
 				LogPath: filepath.Join(dir, "logs", "registry.log")},
-			Args:     []string{"registry", "--listen=127.0.0.1:" + strconv.Itoa(regPort), "--bin-dir=" + binDir},
+			Args:     RegistryArgv("127.0.0.1:"+strconv.Itoa(regPort), binDir),
 			Ports:    map[string]int{"listen": regPort},
 			ReadyURL: local(regPort) + "/healthz",
 		})
@@ -426,17 +397,12 @@ func (p *Provider) plan(ports []int) []actorState {
 			port := ports[next]
 			next++
 			kc := filepath.Join(dir, "kubeconfigs", name+".kubeconfig")
-			args := []string{"node", "--name=" + name, "--index=" + strconv.Itoa(i+1),
-				"--dir=" + filepath.Join(dir, "nodes", name), "--bin-dir=" + binDir,
-				"--registry=127.0.0.1:" + strconv.Itoa(regPort), "--kubeconfig=" + kc,
-				"--kubelet-arg=--metrics-listen=127.0.0.1:" + strconv.Itoa(port)}
-			if p.cfg.TraceDir != "" {
-				args = append(args, "--kubelet-arg=--trace-file="+filepath.Join(p.cfg.TraceDir, name+".jsonl"))
-			}
+			args := p.cfg.NodeArgv(RealNode{Name: name, Index: i + 1, Dir: filepath.Join(dir, "nodes", name), BinDir: binDir,
+				Registry: "127.0.0.1:" + strconv.Itoa(regPort), Kubeconfig: kc, KubeletMetricsListen: "127.0.0.1:" + strconv.Itoa(port)})
 			actors = append(actors, actorState{
 				Actor: provider.Actor{Name: name, Role: provider.RoleNode, Endpoint: local(port),
 					LogPath: filepath.Join(dir, "logs", name+".log")},
-				Args:       append(args, p.cfg.NodeArgs...),
+				Args:       args,
 				Ports:      map[string]int{"kubelet-metrics": port},
 				ReadyURL:   local(port) + "/healthz",
 				Kubeconfig: kc,
@@ -449,18 +415,15 @@ func (p *Provider) plan(ports []int) []actorState {
 		name := string(provider.RoleHollowNodes)
 		port := ports[2*n+p.cfg.APIServers+p.cfg.ControllerManagers+p.cfg.Schedulers]
 		kc := filepath.Join(dir, "kubeconfigs", name+".kubeconfig")
-		args := []string{name, "--count=" + strconv.Itoa(p.cfg.HollowNodes), "--kubeconfig=" + kc,
-			"--metrics-listen=127.0.0.1:" + strconv.Itoa(port)}
+		var security []string
 		if !p.cfg.Insecure {
-			args = append(args, "--node-token-file="+pkiPaths(dir).hollowTokens())
+			security = []string{"--node-token-file=" + pkiPaths(dir).hollowTokens()}
 		}
-		if p.cfg.TraceDir != "" {
-			args = append(args, "--trace-file="+filepath.Join(p.cfg.TraceDir, name+".jsonl"))
-		}
+		args := p.cfg.HollowNodesArgv(kc, "127.0.0.1:"+strconv.Itoa(port), security...)
 		actors = append(actors, actorState{
 			Actor: provider.Actor{Name: name, Role: provider.RoleHollowNodes, Endpoint: local(port),
 				LogPath: filepath.Join(dir, "logs", name+".log")},
-			Args:       append(args, p.cfg.HollowArgs...),
+			Args:       args,
 			Ports:      map[string]int{"metrics": port},
 			ReadyURL:   local(port) + "/healthz",
 			Kubeconfig: kc,

@@ -56,14 +56,17 @@ func (c Config) traceArg(prefix, actor string) []string {
 }
 
 // APIServerArgv is the argv of `kstep apiserver` named name, listening on
-// listen (host:port) and using etcdServers.
-func (c Config) APIServerArgv(name, listen string, etcdServers []string) []string {
+// listen (host:port) and using etcdServers. security (TLS and
+// authentication flags) comes before the configured APIServerArgs, so those
+// can override it.
+func (c Config) APIServerArgv(name, listen string, etcdServers []string, security ...string) []string {
 	args := []string{
 		"apiserver",
 		"--name=" + name,
 		"--listen=" + listen,
 		"--etcd-servers=" + strings.Join(etcdServers, ","),
 	}
+	args = append(args, security...)
 	// The apiserver must refuse what etcd would refuse, before etcd.
 	if b := c.Etcd.MaxRequestBytes; b != 0 {
 		args = append(args, "--max-request-bytes="+strconv.FormatUint(uint64(b), 10))
@@ -113,11 +116,13 @@ func (c Config) NodeArgv(n RealNode) []string {
 	return append(args, c.NodeArgs...)
 }
 
-// HollowNodesArgv is the argv of the hollow-nodes actor.
-func (c Config) HollowNodesArgv(kubeconfig, metricsListen string) []string {
+// HollowNodesArgv is the argv of the hollow-nodes actor; security (the
+// nodes' token file) comes before the configured HollowArgs.
+func (c Config) HollowNodesArgv(kubeconfig, metricsListen string, security ...string) []string {
 	name := string(provider.RoleHollowNodes)
 	args := []string{name, "--count=" + strconv.Itoa(c.HollowNodes), "--kubeconfig=" + kubeconfig,
 		"--metrics-listen=" + metricsListen}
+	args = append(args, security...)
 	args = append(args, c.traceArg("", name)...)
 	return append(args, c.HollowArgs...)
 }
