@@ -2,13 +2,16 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/controller"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -79,4 +82,41 @@ func Consistently(t testing.TB, d time.Duration, what string, cond func() (bool,
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// ControllerCluster is what one controller's tests run against: a real etcd
+// and apiserver, a stand-in kubelet for node n1, and a controller Context on
+// them (the controller is started by the caller, with RunController).
+type ControllerCluster struct {
+	API    *APIServer
+	Client kubernetes.Interface
+	// Ctx ends when the test does.
+	Ctx context.Context
+	// Controllers is the Context to build the controller under test with.
+	Controllers *controller.Context
+	nsPrefix    string
+	nsSeq       atomic.Int64
+}
+
+// StartControllerCluster starts a ControllerCluster; namespaces made with
+// Namespace are named <nsPrefix>-<n>.
+func StartControllerCluster(t *testing.T, nsPrefix string) *ControllerCluster {
+	t.Helper()
+	url, _ := Etcd(t)
+	api := StartAPIServer(t, url, nil)
+	cs := kubernetes.NewForConfigOrDie(api.Config)
+	StartNodes(t, cs, NodeSpec{Name: "n1"})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return &ControllerCluster{API: api, Client: cs, Ctx: ctx, Controllers: ControllerContext(t, api.Config), nsPrefix: nsPrefix}
+}
+
+// Namespace creates a fresh namespace and returns its name.
+func (c *ControllerCluster) Namespace(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", c.nsPrefix, c.nsSeq.Add(1))
+	if _, err := c.Client.CoreV1().Namespaces().Create(c.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return name
 }
