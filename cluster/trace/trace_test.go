@@ -77,29 +77,37 @@ func TestNoLossAndOrderUnderLoad(t *testing.T) {
 	}
 }
 
-// blockingWriter blocks every write until released.
-type blockingWriter struct{ release chan struct{} }
+// blockingWriter blocks every write until released; entered is closed when
+// the first write arrives, so a test knows the writer goroutine is stuck.
+type blockingWriter struct {
+	entered chan struct{}
+	once    sync.Once
+	release chan struct{}
+}
 
-func (b *blockingWriter) Write(p []byte) (int, error) { <-b.release; return len(p), nil }
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	b.once.Do(func() { close(b.entered) })
+	<-b.release
+	return len(p), nil
+}
 
-// A stalled sink never blocks Emit: the overflow is dropped and counted.
+// A stalled sink never blocks Emit: once the writer is stuck and the buffer
+// is full, every further event is dropped and counted.
 func TestFullBufferDropsAndCounts(t *testing.T) {
-	w := &blockingWriter{release: make(chan struct{})}
+	w := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
 	tr := New("test", w, 4)
-	start := time.Now()
-	for i := range 1000 {
+	tr.Emit(PodScheduled, "Pod", "ns", "first", "")
+	<-w.entered // the writer goroutine holds "first" and blocks in the sink
+	for i := range 1000 { // a blocking Emit would hang here until the test times out
 		tr.Emit(PodScheduled, "Pod", "ns", fmt.Sprint(i), "")
 	}
-	if time.Since(start) > time.Second {
-		t.Fatal("Emit blocked on a stalled sink")
-	}
-	if tr.Dropped() < 990 {
-		t.Fatalf("dropped %d of 1000 with a buffer of 4", tr.Dropped())
+	if got := tr.Dropped(); got != 996 {
+		t.Fatalf("dropped %d of 1000 with the writer stuck and a buffer of 4, want 996", got)
 	}
 	close(w.release)
 	_ = tr.Close()
-	if tr.Dropped()+tr.Written() != 1000 {
-		t.Fatalf("dropped %d + written %d != 1000", tr.Dropped(), tr.Written())
+	if tr.Dropped()+tr.Written() != 1001 {
+		t.Fatalf("dropped %d + written %d != 1001", tr.Dropped(), tr.Written())
 	}
 }
 
