@@ -97,7 +97,7 @@ func TestFullBufferDropsAndCounts(t *testing.T) {
 	w := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
 	tr := New("test", w, 4)
 	tr.Emit(PodScheduled, "Pod", "ns", "first", "")
-	<-w.entered // the writer goroutine holds "first" and blocks in the sink
+	<-w.entered           // the writer goroutine holds "first" and blocks in the sink
 	for i := range 1000 { // a blocking Emit would hang here until the test times out
 		tr.Emit(PodScheduled, "Pod", "ns", fmt.Sprint(i), "")
 	}
