@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kstep-dev/kstep/cluster/provider/process"
 	"github.com/kstep-dev/kstep/loadgen"
 )
 
@@ -46,6 +48,9 @@ type ClusterShape struct {
 	// authorizer). Two runs that differ only here show what step ①'s
 	// security costs.
 	Insecure bool `json:"insecure"`
+	// Etcd is the members' Raft timing; unset fields keep the provider's
+	// (process.DefaultEtcdHeartbeat, process.DefaultEtcdElection).
+	Etcd process.EtcdTiming `json:"etcd"`
 }
 
 func (p *Profile) defaults() {
@@ -90,6 +95,9 @@ func (p *Profile) Validate() error {
 	}
 	if p.Cluster.Nodes+p.Cluster.RealNodes < 1 || p.Cluster.Nodes < 0 || p.Cluster.RealNodes < 0 || p.Cluster.APIServers < 1 || p.Cluster.ControllerManagers < 1 || p.Cluster.Schedulers < 1 {
 		return fmt.Errorf("profile %q: cluster needs at least one node, apiserver, controller-manager and scheduler: %+v", p.Name, p.Cluster)
+	}
+	if err := p.Cluster.Etcd.Apply(ptr.To(process.DefaultConfig().Etcd)); err != nil {
+		return fmt.Errorf("profile %q: cluster: %w", p.Name, err)
 	}
 	return p.Job.Validate()
 }

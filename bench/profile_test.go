@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Every profile shipped in bench/profiles loads and validates, and the
@@ -36,5 +37,29 @@ func TestProfileRejectsUnknownKeys(t *testing.T) {
 	}
 	if _, err := LoadProfile(path); err == nil || !strings.Contains(err.Error(), "insecur") {
 		t.Fatalf("unknown key: %v", err)
+	}
+}
+
+// The etcd block reaches the profile, and timing etcd would refuse is
+// refused at load.
+func TestProfileEtcdTiming(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, etcd string) string {
+		path := filepath.Join(dir, name)
+		doc := "apiVersion: kstep.dev/v1alpha1\nkind: BenchProfile\nname: x\ncluster:\n  nodes: 1\n  etcd: " + etcd + "\njob:\n  count: 1\n"
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	p, err := LoadProfile(write("ok.yaml", "{heartbeatInterval: 100ms, electionTimeout: 1s}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Cluster.Etcd.HeartbeatInterval.Duration != 100*time.Millisecond || p.Cluster.Etcd.ElectionTimeout.Duration != time.Second {
+		t.Fatalf("etcd timing %+v", p.Cluster.Etcd)
+	}
+	if _, err := LoadProfile(write("bad.yaml", "{electionTimeout: 120ms}")); err == nil || !strings.Contains(err.Error(), "less than 5 × heartbeatInterval") {
+		t.Fatalf("election timeout below 5 heartbeats: %v", err)
 	}
 }

@@ -62,6 +62,11 @@ func newCluster(prof *Profile, opts Options, state, traces string, run *results.
 	cfg.Nodes = prof.Cluster.RealNodes
 	cfg.ReadyTimeout = 2 * time.Minute
 	cfg.Insecure = prof.Cluster.Insecure
+	if err := prof.Cluster.Etcd.Apply(&cfg.Etcd); err != nil {
+		return cfg, nil, err
+	}
+	run.Cluster.EtcdHeartbeatMS = cfg.Etcd.HeartbeatInterval.Milliseconds()
+	run.Cluster.EtcdElectionMS = cfg.Etcd.ElectionTimeout.Milliseconds()
 	run.Cluster.Security = "TLS; x509 + token authn; RBAC + Node authz"
 	if cfg.Insecure || opts.Provider == ProviderDocker {
 		run.Cluster.Security = "none (plain HTTP, every caller the admin)"

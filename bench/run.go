@@ -129,12 +129,26 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		return nil, fmt.Errorf("%w (log: %s)", err, nodesLog)
 	}
 
+	ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	etcdBefore, err := scrapeEtcd(ectx, p.Actors())
+	cancel()
+	if err != nil {
+		logf("etcd figures will count from the members' start: %v", err)
+	}
 	logf("load: %d %s × %d replicas at %.0f qps (burst %d)", prof.Job.Count, prof.Job.Object.Kind, prof.Job.Object.Replicas, prof.Job.QPS, prof.Job.Burst)
 	res, lerr := loadgen.Run(ctx, &prof.Job, loadgen.Options{Client: cs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl"), Progress: opts.Progress})
 	if lerr != nil {
 		invalid("load job: %v", lerr)
 	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	if after, err := scrapeEtcd(sctx, p.Actors()); err != nil && len(after) == 0 {
+		logf("no etcd table: %v", err)
+	} else {
+		if err != nil {
+			logf("etcd table incomplete: %v", err)
+		}
+		run.Etcd = etcdStats(etcdBefore, after)
+	}
 	if servers, err := scrapeAPIServers(sctx, p.Kubeconfig()); err != nil {
 		logf("no API latency table: %v", err)
 	} else {

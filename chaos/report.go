@@ -141,6 +141,9 @@ func Markdown(rep *Report) string {
 		rep.Cluster.EtcdMembers, rep.Cluster.APIServers, rep.Cluster.ControllerManagers, rep.Cluster.Schedulers,
 		rep.Cluster.HollowNodes, rep.Cluster.RealNodes, rep.Provider, rep.LoadObjects, rep.LoadErrors,
 		rep.ProbeWrites, rep.ProbeAcked, rep.ClientErrors, rep.DurationS)
+	if e := rep.Cluster.Etcd; e.HeartbeatInterval.Duration != 0 || e.ElectionTimeout.Duration != 0 {
+		fmt.Fprintf(&b, "etcd Raft: heartbeat %v, election timeout %v.\n\n", e.HeartbeatInterval.Duration, e.ElectionTimeout.Duration)
+	}
 	b.WriteString("### Faults\n\n")
 	mdTable(&b, faultHeader, faultRows(rep))
 	var steps [][]string

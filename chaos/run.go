@@ -128,6 +128,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	cfg.HollowNodes, cfg.Nodes = c.HollowNodes, c.RealNodes
 	cfg.ControllerManagerArgs, cfg.SchedulerArgs, cfg.APIServerArgs = c.ControllerManagerArgs, c.SchedulerArgs, c.APIServerArgs
 	cfg.ReadyTimeout = 2 * time.Minute
+	if err := c.Etcd.Apply(&cfg.Etcd); err != nil {
+		return fail("%v", err)
+	}
+	// The report records the timing the members ran with.
+	sc.Cluster.Etcd = process.EtcdTiming{HeartbeatInterval: metav1.Duration{Duration: cfg.Etcd.HeartbeatInterval},
+		ElectionTimeout: metav1.Duration{Duration: cfg.Etcd.ElectionTimeout}}
 	for _, f := range sc.Faults {
 		if f.Action == ActionPartition {
 			cfg.EtcdPeerProxy = true

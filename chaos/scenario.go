@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kstep-dev/kstep/cluster/provider/process"
 	"github.com/kstep-dev/kstep/loadgen"
 )
 
@@ -123,6 +125,10 @@ type Cluster struct {
 	ControllerManagerArgs []string `json:"controllerManagerArgs,omitempty"`
 	SchedulerArgs         []string `json:"schedulerArgs,omitempty"`
 	APIServerArgs         []string `json:"apiserverArgs,omitempty"`
+	// Etcd is the members' Raft timing; unset fields keep the provider's
+	// (process.DefaultEtcdHeartbeat, process.DefaultEtcdElection). The
+	// report records the timing the run had.
+	Etcd process.EtcdTiming `json:"etcd"`
 }
 
 // Probe is the engine's own client load, beside the loadgen job: writes at
@@ -280,6 +286,9 @@ func (s *Scenario) Validate() error {
 	}
 	if c.HollowNodes < 0 || c.RealNodes < 0 {
 		bad("cluster: hollowNodes %d and realNodes %d must not be negative", c.HollowNodes, c.RealNodes)
+	}
+	if err := c.Etcd.Apply(ptr.To(process.DefaultConfig().Etcd)); err != nil {
+		bad("cluster.%v", err)
 	}
 	if err := s.Load.Validate(); err != nil {
 		bad("load: %v", err)

@@ -81,6 +81,10 @@ func TestScenarioValidate(t *testing.T) {
 		{"restart with duration", "name: x\nfaults: [{action: restart, target: apiserver, duration: 3s}]",
 			[]string{"restart has no duration"}},
 		{"misspelt key", "name: x\nfualts: []", []string{`unknown field "fualts"`}},
+		{"election below five heartbeats", "name: x\ncluster: {etcd: {heartbeatInterval: 100ms, electionTimeout: 300ms}}\nfaults: [{action: kill, target: etcd-leader}]",
+			[]string{"cluster.etcd: electionTimeout 300ms is less than 5 × heartbeatInterval 100ms"}},
+		{"unparsable etcd timing", "name: x\ncluster: {etcd: {heartbeatInterval: fast}}\nfaults: [{action: kill, target: etcd-leader}]",
+			[]string{"fast"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml))

@@ -28,6 +28,9 @@ func HTML(r *Run) string {
 	if c.Security != "" {
 		b.WriteString("<p>apiserver security: " + esc(c.Security) + "</p>")
 	}
+	if t := c.EtcdTiming(); t != "" {
+		b.WriteString("<p>" + esc(t) + "</p>")
+	}
 	for _, why := range r.Invalid {
 		b.WriteString("<p class=bad>invalid: " + esc(why) + "</p>")
 	}
@@ -44,6 +47,10 @@ func HTML(r *Run) string {
 	if len(r.API) > 0 {
 		b.WriteString("<h2>API latency by verb and resource</h2><p>Every client's requests, from the apiservers' /metrics.</p>")
 		htmlTable(&b, apiHeader, apiRows(r, 0))
+	}
+	if len(r.Etcd) > 0 {
+		b.WriteString("<h2>etcd during the load</h2><p>Each member's own /metrics, read before and after the load. Leader changes in a run without faults mean elections under load.</p>")
+		htmlTable(&b, etcdHeader, etcdRows(r))
 	}
 	if len(r.Actors) > 0 {
 		b.WriteString("<h2>Actors: CPU and memory</h2>")

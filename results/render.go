@@ -83,6 +83,12 @@ func Table(w io.Writer, r *Run) error {
 			return err
 		}
 	}
+	if len(r.Etcd) > 0 {
+		fmt.Fprintln(w, "\netcd during the load:")
+		if err := termTable(w, etcdHeader, etcdRows(r)); err != nil {
+			return err
+		}
+	}
 	if len(r.Actors) > 0 {
 		fmt.Fprintln(w, "\nactors:")
 		if err := termTable(w, actorHeader, actorRows(r)); err != nil {
@@ -114,6 +120,9 @@ func Markdown(r *Run) string {
 	if c.Security != "" {
 		fmt.Fprintf(&b, "apiserver security: %s\n\n", c.Security)
 	}
+	if t := c.EtcdTiming(); t != "" {
+		fmt.Fprintf(&b, "%s\n\n", t)
+	}
 	if len(r.Invalid) > 0 {
 		b.WriteString("## Why the run is invalid\n\n")
 		for _, why := range r.Invalid {
@@ -132,6 +141,7 @@ func Markdown(r *Run) string {
 	}
 	writeWaterfallsMD(&b, r)
 	writeAPIMD(&b, r)
+	writeEtcdMD(&b, r)
 	writeActorsMD(&b, r)
 	fmt.Fprintf(&b, "\nTrace drops: %s", fmtDrops(r))
 	if len(r.DropsUnknown) > 0 {
@@ -183,6 +193,29 @@ func actorRows(r *Run) [][]string {
 }
 
 var actorHeader = []any{"actor", "cpu s", "peak rss MiB"}
+
+func etcdRows(r *Run) [][]string {
+	var out [][]string
+	for _, m := range r.Etcd {
+		lead := ""
+		if m.Leader {
+			lead = "leader"
+		}
+		out = append(out, []string{m.Name, lead, fmt.Sprint(m.LeaderChanges), fmt.Sprint(m.ProposalsCommitted), fmt.Sprint(m.ProposalsFailed),
+			fmt.Sprint(m.HeartbeatFailures), fmt.Sprint(m.SlowApplies), fmt.Sprint(m.Fsyncs), fmtMS(m.FsyncP50MS), fmtMS(m.FsyncP99MS), fmtMS(m.BackendCommitP99MS)})
+	}
+	return out
+}
+
+var etcdHeader = []any{"member", "role", "leader changes", "proposals", "failed", "heartbeat failures", "slow applies", "wal fsyncs", "fsync p50 ms", "fsync p99 ms", "commit p99 ms"}
+
+func writeEtcdMD(b *strings.Builder, r *Run) {
+	if len(r.Etcd) == 0 {
+		return
+	}
+	b.WriteString("\n## etcd during the load\n\nEach member's own `/metrics`, read before and after the load. Leader changes in a run without faults mean elections under load: the Raft timing is too tight for the machine.\n\n")
+	mdTable(b, etcdHeader, etcdRows(r))
+}
 
 func mdTable(b *strings.Builder, header []any, rows [][]string) {
 	b.WriteString("| " + strings.Join(strs(header), " | ") + " |\n|" + strings.Repeat("---|", len(header)) + "\n")

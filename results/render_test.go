@@ -20,7 +20,7 @@ func goldenRun() *Run {
 		Schema: Schema, ID: "20261129-golden", Provider: "process", Runtime: "hollow", Profile: "quick",
 		Valid: false, Invalid: []string{"1 of 3 pods miss a step this run's actors stamp"},
 		StartedAt: "2026-11-29T21:00:00Z", DurationS: 73.4,
-		Cluster: Cluster{EtcdMembers: 3, APIServers: 2, ControllerManagers: 2, Schedulers: 2, Nodes: 50, NodeKind: "hollow (realistic)", Objects: 2, Replicas: 2, QPS: 20, Security: "TLS; x509 + token authn; RBAC + Node authz"},
+		Cluster: Cluster{EtcdMembers: 3, APIServers: 2, ControllerManagers: 2, Schedulers: 2, Nodes: 50, NodeKind: "hollow (realistic)", Objects: 2, Replicas: 2, QPS: 20, Security: "TLS; x509 + token authn; RBAC + Node authz", EtcdHeartbeatMS: 50, EtcdElectionMS: 500},
 		Steps: []Step{
 			{Step: "①", Name: "inside: admission + etcd write", From: "rs.received", To: "rs.persisted", Summary: Summary{Count: 2, P50: 4.2, P90: 6.1, P99: 6.3, Max: 6.3}, DocumentedMS: doc(5, 30), Verdict: "faster"},
 			{Step: "⑤", Name: "binding persisted", From: "pod.scheduled", To: "pod.bound", Summary: Summary{Count: 3, P50: 12.5, P90: 20, P99: 21, Max: 21}, Verdict: NA},
@@ -41,6 +41,10 @@ func goldenRun() *Run {
 			{Verb: "update", Resource: "pods/status", Count: 6, Errors: 1, MeanMS: 1.5, P50MS: 1.2, P99MS: 3.9},
 		},
 		Actors: []ActorUsage{{Actor: "apiserver-0", CPUSeconds: 12.34, PeakRSSMB: 210.5}, {Actor: "etcd-0", CPUSeconds: 8.5, PeakRSSMB: 80}},
+		Etcd: []EtcdMember{
+			{Name: "etcd-0", Leader: true, ProposalsCommitted: 3712, Fsyncs: 3650, FsyncP50MS: 0.61, FsyncP99MS: 4.2, BackendCommitP99MS: 9.8},
+			{Name: "etcd-1", LeaderChanges: 1, ProposalsCommitted: 3712, HeartbeatFailures: 2, SlowApplies: 1, Fsyncs: 3702, FsyncP50MS: 0.7, FsyncP99MS: 5.1, BackendCommitP99MS: 11},
+		},
 	}
 }
 

@@ -48,6 +48,8 @@ type Run struct {
 	API []APILatency `json:"api,omitempty"`
 	// Actors is what each actor's processes consumed over the run.
 	Actors []ActorUsage `json:"actors,omitempty"`
+	// Etcd is each member's work during the load phase.
+	Etcd []EtcdMember `json:"etcd,omitempty"`
 }
 
 // Waterfall is one pod's path through the steps.
@@ -78,6 +80,26 @@ type APILatency struct {
 	P99MS    float64 `json:"p99_ms"`
 }
 
+// EtcdMember is what one etcd member did during the load, from its own
+// /metrics read before and after: where step ①'s write time goes.
+type EtcdMember struct {
+	Name string `json:"name"`
+	// Leader: the member led when the load ended.
+	Leader bool `json:"leader"`
+	// LeaderChanges this member saw; above 0 in a run without faults means
+	// elections under load (the Raft timing is too tight for the machine).
+	LeaderChanges      uint64 `json:"leader_changes"`
+	ProposalsCommitted uint64 `json:"proposals_committed"`
+	ProposalsFailed    uint64 `json:"proposals_failed"`
+	HeartbeatFailures  uint64 `json:"heartbeat_send_failures"`
+	// SlowApplies are applies that took over 100 ms.
+	SlowApplies        uint64  `json:"slow_applies"`
+	Fsyncs             uint64  `json:"wal_fsyncs"`
+	FsyncP50MS         float64 `json:"wal_fsync_p50_ms"`
+	FsyncP99MS         float64 `json:"wal_fsync_p99_ms"`
+	BackendCommitP99MS float64 `json:"backend_commit_p99_ms"`
+}
+
 // ActorUsage is one actor's CPU time and peak resident memory.
 type ActorUsage struct {
 	Actor      string  `json:"actor"`
@@ -99,6 +121,18 @@ type Cluster struct {
 	// Security is what the apiservers' write chain authenticated and
 	// authorized with.
 	Security string `json:"security,omitempty"`
+	// EtcdHeartbeatMS and EtcdElectionMS are the members' Raft timing (0:
+	// etcd's own defaults, 100 and 1000).
+	EtcdHeartbeatMS int64 `json:"etcd_heartbeat_ms,omitempty"`
+	EtcdElectionMS  int64 `json:"etcd_election_ms,omitempty"`
+}
+
+// EtcdTiming describes the Raft timing for a report line.
+func (c Cluster) EtcdTiming() string {
+	if c.EtcdHeartbeatMS == 0 && c.EtcdElectionMS == 0 {
+		return ""
+	}
+	return fmt.Sprintf("etcd Raft: heartbeat %d ms, election timeout %d ms", c.EtcdHeartbeatMS, c.EtcdElectionMS)
 }
 
 // Step is one transition's latency distribution.

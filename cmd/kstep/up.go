@@ -103,6 +103,8 @@ down" stops it.`,
 	f.DurationVar(&cfg.ReadyTimeout, "ready-timeout", cfg.ReadyTimeout, "how long to wait for each actor to become ready")
 	f.DurationVar(&cfg.StopGrace, "stop-grace", cfg.StopGrace, "how long to wait after SIGTERM before SIGKILL when stopping")
 	f.StringVar(&cfg.Etcd.LogLevel, "etcd-log-level", "", "etcd members' log level (default: kstep etcd's)")
+	f.DurationVar(&cfg.Etcd.HeartbeatInterval, "etcd-heartbeat-interval", cfg.Etcd.HeartbeatInterval, "etcd members' Raft heartbeat (etcd's own default: 100ms)")
+	f.DurationVar(&cfg.Etcd.ElectionTimeout, "etcd-election-timeout", cfg.Etcd.ElectionTimeout, "etcd members' Raft election timeout, at least 5 heartbeats (etcd's own default: 1s)")
 	return cmd
 }
 

@@ -24,6 +24,9 @@ type Controller struct {
 	services  corelisters.ServiceLister
 	pods      corelisters.PodLister
 	endpoints corelisters.EndpointsLister
+	// written: the Endpoints as this controller last created or updated
+	// them, when the informer has not caught up yet (sync reads through it).
+	written *controller.WriteCache
 	synced    []cache.InformerSynced
 	queue     workqueue.TypedRateLimitingInterface[string]
 	recorder  record.EventRecorder
@@ -53,6 +56,7 @@ func New(c *controller.Context) controller.Controller {
 		services:  svcInf.Lister(),
 		pods:      corelisters.NewPodLister(podInf.GetIndexer()),
 		endpoints: epInf.Lister(),
+		written:   controller.NewWriteCache(epInf.Informer(), true),
 		synced:    []cache.InformerSynced{svcInf.Informer().HasSynced, podInf.HasSynced, epInf.Informer().HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoints"}),

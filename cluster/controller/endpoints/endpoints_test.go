@@ -251,3 +251,4 @@ func TestEndpoints(t *testing.T) {
 		}
 	})
 }
+

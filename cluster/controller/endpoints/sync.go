@@ -39,27 +39,35 @@ func (e *Controller) sync(ctx context.Context, key string) error {
 	}
 	want, wantLabels := subsets(svc, pods), desiredLabels(svc)
 
-	cur, err := e.endpoints.Endpoints(ns).Get(name)
-	switch {
-	case apierrors.IsNotFound(err):
-		ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: wantLabels}, Subsets: want}
-		if _, err := e.client.CoreV1().Endpoints(ns).Create(ctx, ep, metav1.CreateOptions{}); err != nil {
-			// AlreadyExists: the cache is behind; the retry updates.
-			return e.failed(svc, "creating", err)
-		}
-		e.stamp(nil, want)
-		return nil
-	case err != nil:
+	obj, exists, err := e.written.GetByKey(key)
+	if err != nil {
 		return err
 	}
+	if !exists {
+		ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: wantLabels}, Subsets: want}
+		got, err := e.client.CoreV1().Endpoints(ns).Create(ctx, ep, metav1.CreateOptions{})
+		if err != nil {
+			// AlreadyExists: someone else created it; the retry updates.
+			return e.failed(svc, "creating", err)
+		}
+		e.written.Wrote(got)
+		e.stamp(nil, want)
+		return nil
+	}
+	cur := obj.(*corev1.Endpoints)
 	if apiequality.Semantic.DeepEqual(cur.Subsets, want) && labels.Equals(cur.Labels, wantLabels) {
 		return nil
 	}
 	ep := cur.DeepCopy()
 	ep.Subsets, ep.Labels = want, wantLabels
-	if _, err := e.client.CoreV1().Endpoints(ns).Update(ctx, ep, metav1.UpdateOptions{}); err != nil {
-		return e.failed(svc, "updating", err) // a 409: the cache was stale; requeued
+	got, err := e.client.CoreV1().Endpoints(ns).Update(ctx, ep, metav1.UpdateOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			e.written.Gone(cur) // deleted behind the cache: create it again
+		}
+		return e.failed(svc, "updating", err) // a 409: someone else wrote it; requeued
 	}
+	e.written.Wrote(got)
 	e.stamp(cur.Subsets, want)
 	return nil
 }

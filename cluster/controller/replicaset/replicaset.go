@@ -30,6 +30,9 @@ var rsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
 type Controller struct {
 	client   kubernetes.Interface
 	rsLister appslisters.ReplicaSetLister
+	// written: the ReplicaSets as this controller last wrote them, when the
+	// informer has not caught up yet (sync reads through it).
+	written  *controller.WriteCache
 	pods     corelisters.PodLister
 	synced   []cache.InformerSynced
 	queue    workqueue.TypedRateLimitingInterface[string]
@@ -61,6 +64,7 @@ func New(c *controller.Context) controller.Controller {
 	r := &Controller{
 		client:   c.Client,
 		rsLister: rsInf.Lister(),
+		written:  controller.NewWriteCache(rsInf.Informer(), false),
 		pods:     corelisters.NewPodLister(podInf.GetIndexer()),
 		synced:   []cache.InformerSynced{rsInf.Informer().HasSynced, podInf.HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),

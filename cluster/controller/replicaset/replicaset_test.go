@@ -197,3 +197,53 @@ func TestNeverOverCreatesWithSlowWatch(t *testing.T) {
 		t.Fatalf("%d pods at the end", n)
 	}
 }
+
+// Each ReplicaSet's status is written once when its pod shows up and once
+// when the pod is Ready, and never conflicts: a sync never writes a status
+// its cache cannot show yet (pods it just created), and reads its own last
+// write when the watch has not delivered it (controller.WriteCache). Every
+// conflict would be one more etcd round trip under load.
+func TestStatusWrittenOnlyWhenItChanges(t *testing.T) {
+	cs := start(t, controller.DefaultOptions())
+	ctx := context.Background()
+	const n = 30
+	for i := range n {
+		if _, err := cs.AppsV1().ReplicaSets("default").Create(ctx, newRS(fmt.Sprint("rs-", i), 1), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	statusIs := func(ready int32) func() bool {
+		return func() bool {
+			l, err := cs.AppsV1().ReplicaSets("default").List(ctx, metav1.ListOptions{})
+			if err != nil || len(l.Items) != n {
+				return false
+			}
+			for _, rs := range l.Items {
+				if rs.Status.Replicas != 1 || rs.Status.ReadyReplicas != ready || rs.Status.ObservedGeneration != rs.Generation {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	eventually(t, "every status to count its pod", statusIs(0))
+	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) != n {
+		t.Fatalf("%d pods, %v", len(pods.Items), err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+		if _, err := cs.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "every status to count its pod Ready", statusIs(1))
+	if c := testenv.Requests(t, cs, "update", "replicasets", "status", "409"); c != 0 {
+		t.Errorf("%v status updates conflicted", c)
+	}
+	if w := testenv.Requests(t, cs, "update", "replicasets", "status", ""); w > 2*n {
+		t.Errorf("%v status updates for %d ReplicaSets, want at most 2 each", w, n)
+	}
+}

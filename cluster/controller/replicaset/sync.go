@@ -22,19 +22,20 @@ import (
 
 // sync reconciles one ReplicaSet.
 func (r *Controller) sync(ctx context.Context, key string) error {
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	ns, _, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return nil
 	}
-	rs, err := r.rsLister.ReplicaSets(ns).Get(name)
-	if apierrors.IsNotFound(err) {
+	obj, exists, err := r.written.GetByKey(key)
+	if err != nil {
+		return err
+	}
+	if !exists {
 		r.exp.Forget(key)
 		r.dels.forget(key)
 		return nil
 	}
-	if err != nil {
-		return err
-	}
+	rs := obj.(*appsv1.ReplicaSet)
 	sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil || sel.Empty() {
 		return nil // validation refuses these; nothing sane to do
@@ -56,6 +57,12 @@ func (r *Controller) sync(ctx context.Context, key string) error {
 	var manageErr error
 	if needsSync {
 		manageErr = r.manage(ctx, rs, key, active)
+	}
+	if needsSync && manageErr == nil && !r.noExpectations && !r.exp.Satisfied(key) {
+		// It just created or deleted pods: its cache cannot show them yet,
+		// and their arrival syncs this ReplicaSet again. A status written
+		// now would be stale on arrival and rewritten within milliseconds.
+		return nil
 	}
 	st := computeStatus(rs, pods, active, manageErr, r.now())
 	if err := r.updateStatus(ctx, rs, st); err != nil {
@@ -350,8 +357,12 @@ func (r *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, st
 	}
 	cp := rs.DeepCopy()
 	cp.Status = st
-	_, err := r.client.AppsV1().ReplicaSets(rs.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
+	got, err := r.client.AppsV1().ReplicaSets(rs.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
+	switch {
+	case err == nil:
+		r.written.Wrote(got)
+	case apierrors.IsNotFound(err):
+		r.written.Gone(rs)
 		return nil
 	}
 	return err

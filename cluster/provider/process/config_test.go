@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
@@ -48,6 +49,48 @@ func TestConfigValidate(t *testing.T) {
 				t.Fatalf("Validate() = %v, want an error mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A profile's or scenario's etcd block overrides only what it sets, and
+// timing etcd would refuse is refused before anything starts.
+func TestEtcdTimingApply(t *testing.T) {
+	ms := func(n int) metav1.Duration { return metav1.Duration{Duration: time.Duration(n) * time.Millisecond} }
+	for _, tc := range []struct {
+		name       string
+		timing     EtcdTiming
+		hb, el     time.Duration
+		wantErrSub string
+	}{
+		{"unset keeps the defaults", EtcdTiming{}, DefaultEtcdHeartbeat, DefaultEtcdElection, ""},
+		{"etcd's own", EtcdTiming{ms(100), ms(1000)}, 100 * time.Millisecond, time.Second, ""},
+		{"election only", EtcdTiming{ElectionTimeout: ms(2000)}, DefaultEtcdHeartbeat, 2 * time.Second, ""},
+		{"below five heartbeats", EtcdTiming{HeartbeatInterval: ms(200)}, 0, 0, "less than 5 × heartbeatInterval"},
+		{"fractional", EtcdTiming{HeartbeatInterval: metav1.Duration{Duration: 1500 * time.Microsecond}}, 0, 0, "whole milliseconds"},
+		{"negative", EtcdTiming{ElectionTimeout: ms(-1)}, 0, 0, "must be positive"},
+		{"too long", EtcdTiming{ElectionTimeout: ms(60000)}, 0, 0, "limit of 50s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tu := DefaultConfig().Etcd
+			err := tc.timing.Apply(&tu)
+			if tc.wantErrSub != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErrSub) {
+					t.Fatalf("Apply = %v, want an error saying %q", err, tc.wantErrSub)
+				}
+				if tu != DefaultConfig().Etcd {
+					t.Fatalf("a refused timing changed the tuning: %+v", tu)
+				}
+				return
+			}
+			if err != nil || tu.HeartbeatInterval != tc.hb || tu.ElectionTimeout != tc.el {
+				t.Fatalf("Apply = %v, tuning %v/%v, want %v/%v", err, tu.HeartbeatInterval, tu.ElectionTimeout, tc.hb, tc.el)
+			}
+		})
+	}
+	c := DefaultConfig()
+	c.StateDir, c.Etcd.ElectionTimeout = "/s", 100*time.Millisecond
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "electionTimeout") {
+		t.Fatalf("Validate with a 100ms election timeout = %v", err)
 	}
 }
 
