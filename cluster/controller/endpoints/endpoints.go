@@ -26,14 +26,14 @@ type Controller struct {
 	endpoints corelisters.EndpointsLister
 	// written: the Endpoints as this controller last created or updated
 	// them, when the informer has not caught up yet (sync reads through it).
-	written *controller.WriteCache
-	synced    []cache.InformerSynced
-	queue     workqueue.TypedRateLimitingInterface[string]
-	recorder  record.EventRecorder
-	tracer    *trace.Tracer
-	log       *slog.Logger
-	now       func() time.Time
-	workers   int
+	written  *controller.WriteCache
+	synced   []cache.InformerSynced
+	queue    workqueue.TypedRateLimitingInterface[string]
+	recorder record.EventRecorder
+	tracer   *trace.Tracer
+	log      *slog.Logger
+	now      func() time.Time
+	workers  int
 
 	// syncHandler is a field so tests can wrap it.
 	syncHandler func(ctx context.Context, key string) error

@@ -251,4 +251,3 @@ func TestEndpoints(t *testing.T) {
 		}
 	})
 }
-
