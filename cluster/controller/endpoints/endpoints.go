@@ -20,9 +20,14 @@ import (
 // Controller is the Endpoints controller. Its queue's keys are Service
 // keys (namespace/name), which are also the Endpoints' keys.
 type Controller struct {
-	client    kubernetes.Interface
+	client kubernetes.Interface
+	// pods and services carry controller.PodsByLabel and
+	// controller.ServicesBySelector: a sync reads the pods its Service
+	// selects, a pod event finds the Services selecting it, neither scans
+	// the namespace.
+	pods      cache.Indexer
 	services  corelisters.ServiceLister
-	pods      corelisters.PodLister
+	svcIndex  cache.Indexer
 	endpoints corelisters.EndpointsLister
 	// written: the Endpoints as this controller last created or updated
 	// them, when the informer has not caught up yet (sync reads through it).
@@ -54,7 +59,8 @@ func New(c *controller.Context) controller.Controller {
 	e := &Controller{
 		client:    c.Client,
 		services:  svcInf.Lister(),
-		pods:      corelisters.NewPodLister(podInf.GetIndexer()),
+		pods:      podInf.GetIndexer(),
+		svcIndex:  svcInf.Informer().GetIndexer(),
 		endpoints: epInf.Lister(),
 		written:   controller.NewWriteCache(epInf.Informer(), true),
 		synced:    []cache.InformerSynced{svcInf.Informer().HasSynced, podInf.HasSynced, epInf.Informer().HasSynced},
@@ -67,6 +73,8 @@ func New(c *controller.Context) controller.Controller {
 		workers:  max(1, c.Options.Workers),
 	}
 	e.syncHandler = e.sync
+	controller.MustIndex(podInf, controller.PodsByLabel)
+	controller.MustIndex(svcInf.Informer(), controller.ServicesBySelector)
 	_, _ = svcInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    e.enqueue,
 		UpdateFunc: func(_, cur any) { e.enqueue(cur) },
@@ -105,15 +113,8 @@ func (e *Controller) enqueue(obj any) {
 // enqueueServicesOf enqueues every Service in the pod's namespace whose
 // selector matches the pod.
 func (e *Controller) enqueueServicesOf(pod *corev1.Pod) {
-	svcs, err := e.services.Services(pod.Namespace).List(labels.Everything())
-	if err != nil {
-		return
-	}
-	set := labels.Set(pod.Labels)
-	for _, svc := range svcs {
-		if len(svc.Spec.Selector) > 0 && labels.SelectorFromValidatedSet(svc.Spec.Selector).Matches(set) {
-			e.queue.Add(svc.Namespace + "/" + svc.Name)
-		}
+	for _, svc := range controller.ServicesSelecting(e.svcIndex, pod) {
+		e.queue.Add(svc.Namespace + "/" + svc.Name)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -33,7 +34,7 @@ func (e *Controller) sync(ctx context.Context, key string) error {
 	if svc.DeletionTimestamp != nil {
 		return nil // going: its deletion takes the Endpoints
 	}
-	pods, err := e.pods.Pods(ns).List(labels.SelectorFromValidatedSet(svc.Spec.Selector))
+	pods, err := controller.PodsSelectedBy(e.pods, ns, svc.Spec.Selector)
 	if err != nil {
 		return err
 	}

@@ -21,10 +21,12 @@ import (
 
 // Controller is the node lifecycle controller.
 type Controller struct {
-	client   kubernetes.Interface
-	nodes    corelisters.NodeLister
-	leases   coordlisters.LeaseLister
-	pods     corelisters.PodLister
+	client kubernetes.Interface
+	nodes  corelisters.NodeLister
+	leases coordlisters.LeaseLister
+	// pods carries controller.PodsByNode: eviction reads a tainted node's
+	// pods, not every pod.
+	pods     cache.Indexer
 	synced   []cache.InformerSynced
 	recorder record.EventRecorder
 	log      *slog.Logger
@@ -37,8 +39,9 @@ func New(c *controller.Context) controller.Controller {
 	n := c.Informers.Core().V1().Nodes()
 	l := c.Informers.Coordination().V1().Leases()
 	p := c.PodInformer()
+	controller.MustIndex(p, controller.PodsByNode)
 	return &Controller{
-		client: c.Client, nodes: n.Lister(), leases: l.Lister(), pods: corelisters.NewPodLister(p.GetIndexer()),
+		client: c.Client, nodes: n.Lister(), leases: l.Lister(), pods: p.GetIndexer(),
 		synced:   []cache.InformerSynced{n.Informer().HasSynced, l.Informer().HasSynced, p.HasSynced},
 		recorder: c.Recorder, log: c.Log.With("controller", "nodelifecycle"), now: c.Now, opts: c.Options,
 	}
@@ -142,7 +145,7 @@ func (c *Controller) evict(ctx context.Context, node *corev1.Node, now time.Time
 	if !hasNoExecute {
 		return nil
 	}
-	pods, err := c.pods.List(labels.Everything())
+	pods, err := controller.PodsOn(c.pods, node.Name)
 	if err != nil {
 		return err
 	}

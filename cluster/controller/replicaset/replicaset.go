@@ -32,8 +32,11 @@ type Controller struct {
 	rsLister appslisters.ReplicaSetLister
 	// written: the ReplicaSets as this controller last wrote them, when the
 	// informer has not caught up yet (sync reads through it).
-	written  *controller.WriteCache
-	pods     corelisters.PodLister
+	written *controller.WriteCache
+	pods    corelisters.PodLister
+	// podIndex has controller.PodsByController: a sync reads the pods its
+	// ReplicaSet controls and the namespace's orphans, not every pod.
+	podIndex cache.Indexer
 	synced   []cache.InformerSynced
 	queue    workqueue.TypedRateLimitingInterface[string]
 	exp      *controller.Expectations
@@ -66,6 +69,7 @@ func New(c *controller.Context) controller.Controller {
 		rsLister: rsInf.Lister(),
 		written:  controller.NewWriteCache(rsInf.Informer(), false),
 		pods:     corelisters.NewPodLister(podInf.GetIndexer()),
+		podIndex: podInf.GetIndexer(),
 		synced:   []cache.InformerSynced{rsInf.Informer().HasSynced, podInf.HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "replicaset"}),
@@ -79,6 +83,7 @@ func New(c *controller.Context) controller.Controller {
 		seen:     map[string]bool{},
 	}
 	r.syncHandler = r.sync
+	controller.MustIndex(podInf, controller.PodsByController)
 	r.noExpectations = c.Options.NoExpectations // the failpoint that breaks it on purpose
 	_, _ = rsInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    r.addRS,

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -44,7 +45,7 @@ func (r *Controller) sync(ctx context.Context, key string) error {
 	// between the two reads is then counted, never missed.
 	needsSync := (r.noExpectations || r.exp.Satisfied(key)) && rs.DeletionTimestamp == nil
 
-	all, err := r.pods.Pods(ns).List(labels.Everything())
+	all, err := r.candidates(ns, rs)
 	if err != nil {
 		return err
 	}
@@ -58,10 +59,12 @@ func (r *Controller) sync(ctx context.Context, key string) error {
 	if needsSync {
 		manageErr = r.manage(ctx, rs, key, active)
 	}
-	if needsSync && manageErr == nil && !r.noExpectations && !r.exp.Satisfied(key) {
-		// It just created or deleted pods: its cache cannot show them yet,
-		// and their arrival syncs this ReplicaSet again. A status written
-		// now would be stale on arrival and rewritten within milliseconds.
+	// manage created or deleted pods when active was off the count.
+	acted := needsSync && len(active) != int(ptr.Deref(rs.Spec.Replicas, 1))
+	if manageErr == nil && !r.noExpectations && (acted || !r.exp.Satisfied(key)) {
+		// Pods it created or deleted are not in what it just counted, and
+		// their arrival in its cache syncs this ReplicaSet again. A status
+		// written now would be stale and rewritten within milliseconds.
 		return nil
 	}
 	st := computeStatus(rs, pods, active, manageErr, r.now())
@@ -73,6 +76,26 @@ func (r *Controller) sync(ctx context.Context, key string) error {
 		r.queue.AddAfter(key, time.Duration(rs.Spec.MinReadySeconds)*time.Second)
 	}
 	return manageErr
+}
+
+// candidates are the pods claim must look at: those rs controls and the
+// namespace's orphans (pods controlled by anything else are never rs's).
+func (r *Controller) candidates(ns string, rs *appsv1.ReplicaSet) ([]*corev1.Pod, error) {
+	owned, err := r.podIndex.ByIndex(controller.PodsByController, string(rs.UID))
+	if err != nil {
+		return nil, err
+	}
+	orphans, err := r.podIndex.ByIndex(controller.PodsByController, controller.OrphansIn(ns))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*corev1.Pod, 0, len(owned)+len(orphans))
+	for _, o := range append(owned, orphans...) {
+		if p, ok := o.(*corev1.Pod); ok && p.Namespace == ns {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // filterActive drops pods that no longer count: finished, or being deleted.
