@@ -67,6 +67,7 @@ type ObjectTemplate struct {
 	// Service gives each object a ClusterIP Service of the same name that
 	// selects its pods, created just before the object, so the endpoints
 	// controller lists each pod and step ⑧'s endpoints.updated is stamped.
+	// The wait-Ready phase then also waits until every pod is listed.
 	Service bool `json:"service"`
 }
 

@@ -54,7 +54,8 @@ type Result struct {
 	Expected int        `json:"expected_pods"`
 	Ready    int        `json:"ready_pods"`
 	// CreateStart is when the first create was sent; ReadyAt when the last
-	// expected pod was seen Ready (zero if that never happened).
+	// expected pod was seen Ready and, with Services, listed in its
+	// Service's Endpoints (zero if that never happened).
 	CreateStart time.Time `json:"create_start"`
 	ReadyAt     time.Time `json:"ready_at"`
 	// TraceDropped is how many of the loadgen's own trace events were lost.
@@ -110,6 +111,32 @@ func (w *watcher) observe(obj any) {
 		st.ready = true
 		w.ready.Add(1)
 		w.tracer.EmitAt(at, trace.PodReadyObserved, "Pod", pod.Namespace, pod.Name, pod.UID)
+	}
+}
+
+// endpointsWatch counts the pods the job's Services have listed as ready
+// addresses: the endpoints controller's step ⑧ is done for a pod once it
+// is counted here.
+type endpointsWatch struct {
+	mu     sync.Mutex
+	listed map[types.UID]bool
+	n      atomic.Int64
+}
+
+func (e *endpointsWatch) observe(obj any) {
+	ep, ok := obj.(*corev1.Endpoints)
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range ep.Subsets {
+		for _, a := range s.Addresses {
+			if r := a.TargetRef; r != nil && r.Kind == "Pod" && !e.listed[r.UID] {
+				e.listed[r.UID] = true
+				e.n.Add(1)
+			}
+		}
 	}
 }
 
@@ -199,6 +226,20 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 		stopWatch()
 		tr.Close()
 		return res, err
+	}
+	// With Services, a pod is done when its Service lists it too: the run
+	// waits for the endpoints controller as it waits for the kubelets.
+	var eps *endpointsWatch
+	if job.Object.Service {
+		eps = &endpointsWatch{listed: map[types.UID]bool{}}
+		if _, err := factory.Core().V1().Endpoints().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    eps.observe,
+			UpdateFunc: func(_, n any) { eps.observe(n) },
+		}); err != nil {
+			stopWatch()
+			tr.Close()
+			return res, err
+		}
 	}
 	factory.Start(wctx.Done())
 	factory.WaitForCacheSync(wctx.Done())
@@ -315,10 +356,13 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 	waitReady := func(want int) error {
 		rctx, cancel := context.WithTimeout(ctx, job.Timeouts.Ready.Duration)
 		defer cancel()
-		for int(w.ready.Load()) < want {
+		for int(w.ready.Load()) < want || (eps != nil && int(eps.n.Load()) < want) {
 			select {
 			case <-rctx.Done():
-				return fmt.Errorf("%d of %d pods Ready after %v: %w", w.ready.Load(), want, job.Timeouts.Ready.Duration, rctx.Err())
+				if int(w.ready.Load()) < want {
+					return fmt.Errorf("%d of %d pods Ready after %v: %w", w.ready.Load(), want, job.Timeouts.Ready.Duration, rctx.Err())
+				}
+				return fmt.Errorf("%d of %d pods listed in their Service's Endpoints after %v: %w", eps.n.Load(), want, job.Timeouts.Ready.Duration, rctx.Err())
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
