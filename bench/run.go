@@ -135,10 +135,19 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	if err != nil {
 		logf("etcd figures will count from the members' start: %v", err)
 	}
+	stopDisruptions, err := watchDisruptions(ctx, cs, time.Now())
+	if err != nil {
+		logf("no disruption watch: %v", err)
+		stopDisruptions = func() []results.Disruption { return nil }
+	}
 	logf("load: %d %s × %d replicas at %.0f qps (burst %d)", prof.Job.Count, prof.Job.Object.Kind, prof.Job.Object.Replicas, prof.Job.QPS, prof.Job.Burst)
 	res, lerr := loadgen.Run(ctx, &prof.Job, loadgen.Options{Client: cs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl"), Progress: opts.Progress})
 	if lerr != nil {
 		invalid("load job: %v", lerr)
+	}
+	run.Disruptions = stopDisruptions()
+	for _, d := range run.Disruptions {
+		logf("disruption at +%.1fs: %s %s", d.AtS, d.Kind, d.Detail)
 	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	if after, err := scrapeEtcd(sctx, p.Actors()); err != nil && len(after) == 0 {

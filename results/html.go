@@ -48,6 +48,10 @@ func HTML(r *Run) string {
 		b.WriteString("<h2>API latency by verb and resource</h2><p>Every client's requests, from the apiservers' /metrics.</p>")
 		htmlTable(&b, apiHeader, apiRows(r, 0))
 	}
+	if len(r.Disruptions) > 0 {
+		b.WriteString("<h2 class=bad>Disruptions during the load</h2><p>A healthy run has none; every latency after one is distorted.</p>")
+		htmlTable(&b, disruptionHeader, disruptionRows(r))
+	}
 	if len(r.Etcd) > 0 {
 		b.WriteString("<h2>etcd during the load</h2><p>Each member's own /metrics, read before and after the load. Leader changes in a run without faults mean elections under load.</p>")
 		htmlTable(&b, etcdHeader, etcdRows(r))

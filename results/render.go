@@ -77,6 +77,12 @@ func Table(w io.Writer, r *Run) error {
 	if len(r.Unavailable) > 0 {
 		fmt.Fprintln(w, "unavailable (no actor of this run stamps them):", strings.Join(r.Unavailable, ", "))
 	}
+	if len(r.Disruptions) > 0 {
+		fmt.Fprintln(w, "\ndisruptions during the load (a healthy run has none; every latency after one is distorted):")
+		if err := termTable(w, disruptionHeader, disruptionRows(r)); err != nil {
+			return err
+		}
+	}
 	if len(r.API) > 0 {
 		fmt.Fprintln(w, "\nAPI latency, busiest 8 (all in report.md):")
 		if err := termTable(w, apiHeader, apiRows(r, 8)); err != nil {
@@ -141,6 +147,7 @@ func Markdown(r *Run) string {
 	}
 	writeWaterfallsMD(&b, r)
 	writeAPIMD(&b, r)
+	writeDisruptionsMD(&b, r)
 	writeEtcdMD(&b, r)
 	writeActorsMD(&b, r)
 	fmt.Fprintf(&b, "\nTrace drops: %s", fmtDrops(r))
@@ -193,6 +200,24 @@ func actorRows(r *Run) [][]string {
 }
 
 var actorHeader = []any{"actor", "cpu s", "peak rss MiB"}
+
+func disruptionRows(r *Run) [][]string {
+	var out [][]string
+	for _, d := range r.Disruptions {
+		out = append(out, []string{fmt.Sprintf("+%.1f s", d.AtS), d.Kind, d.Detail})
+	}
+	return out
+}
+
+var disruptionHeader = []any{"at", "kind", "what"}
+
+func writeDisruptionsMD(b *strings.Builder, r *Run) {
+	if len(r.Disruptions) == 0 {
+		return
+	}
+	b.WriteString("\n## Disruptions during the load\n\nA healthy run has none. Past what the machine sustains, Lease renewals and node heartbeats queue behind the load and a leader or a node is lost; every latency after one is distorted.\n\n")
+	mdTable(b, disruptionHeader, disruptionRows(r))
+}
 
 func etcdRows(r *Run) [][]string {
 	var out [][]string

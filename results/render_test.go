@@ -41,6 +41,7 @@ func goldenRun() *Run {
 			{Verb: "update", Resource: "pods/status", Count: 6, Errors: 1, MeanMS: 1.5, P50MS: 1.2, P99MS: 3.9},
 		},
 		Actors: []ActorUsage{{Actor: "apiserver-0", CPUSeconds: 12.34, PeakRSSMB: 210.5}, {Actor: "etcd-0", CPUSeconds: 8.5, PeakRSSMB: 80}},
+		Disruptions: []Disruption{{AtS: 36.2, Kind: "leader", Detail: "kube-system/kstep-scheduler: scheduler-0 → scheduler-1"}, {AtS: 41.9, Kind: "node", Detail: "hollow-338 left Ready (Ready=Unknown NodeStatusUnknown)"}},
 		Etcd: []EtcdMember{
 			{Name: "etcd-0", Leader: true, ProposalsCommitted: 3712, Fsyncs: 3650, FsyncP50MS: 0.61, FsyncP99MS: 4.2, BackendCommitP99MS: 9.8},
 			{Name: "etcd-1", LeaderChanges: 1, ProposalsCommitted: 3712, HeartbeatFailures: 2, SlowApplies: 1, Fsyncs: 3702, FsyncP50MS: 0.7, FsyncP99MS: 5.1, BackendCommitP99MS: 11},

@@ -50,6 +50,8 @@ type Run struct {
 	Actors []ActorUsage `json:"actors,omitempty"`
 	// Etcd is each member's work during the load phase.
 	Etcd []EtcdMember `json:"etcd,omitempty"`
+	// Disruptions seen during the load, in order; a healthy run has none.
+	Disruptions []Disruption `json:"disruptions,omitempty"`
 }
 
 // Waterfall is one pod's path through the steps.
@@ -98,6 +100,17 @@ type EtcdMember struct {
 	FsyncP50MS         float64 `json:"wal_fsync_p50_ms"`
 	FsyncP99MS         float64 `json:"wal_fsync_p99_ms"`
 	BackendCommitP99MS float64 `json:"backend_commit_p99_ms"`
+}
+
+// Disruption is something a healthy run never shows, seen during the load:
+// a leader Lease changing hands, a node leaving Ready. Past what the
+// machine sustains, renewals and heartbeats queue behind the load and
+// these follow; they distort every latency after them.
+type Disruption struct {
+	// AtS is seconds after the load started.
+	AtS    float64 `json:"at_s"`
+	Kind   string  `json:"kind"` // leader, node
+	Detail string  `json:"detail"`
 }
 
 // ActorUsage is one actor's CPU time and peak resident memory.
