@@ -40,7 +40,7 @@ func goldenRun() *Run {
 			{Verb: "create", Resource: "pods", Count: 3, MeanMS: 3.1, P50MS: 2.5, P99MS: 7.9},
 			{Verb: "update", Resource: "pods/status", Count: 6, Errors: 1, MeanMS: 1.5, P50MS: 1.2, P99MS: 3.9},
 		},
-		Actors: []ActorUsage{{Actor: "apiserver-0", CPUSeconds: 12.34, PeakRSSMB: 210.5}, {Actor: "etcd-0", CPUSeconds: 8.5, PeakRSSMB: 80}},
+		Actors:      []ActorUsage{{Actor: "apiserver-0", CPUSeconds: 12.34, PeakRSSMB: 210.5}, {Actor: "etcd-0", CPUSeconds: 8.5, PeakRSSMB: 80}},
 		Disruptions: []Disruption{{AtS: 36.2, Kind: "leader", Detail: "kube-system/kstep-scheduler: scheduler-0 → scheduler-1"}, {AtS: 41.9, Kind: "node", Detail: "hollow-338 left Ready (Ready=Unknown NodeStatusUnknown)"}},
 		Etcd: []EtcdMember{
 			{Name: "etcd-0", Leader: true, ProposalsCommitted: 3712, Fsyncs: 3650, FsyncP50MS: 0.61, FsyncP99MS: 4.2, BackendCommitP99MS: 9.8},
