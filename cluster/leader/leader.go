@@ -64,11 +64,11 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, log *slog
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	lock := &resourcelock.LeaseLock{
+	lock := &releaseOwnLock{Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: cfg.Namespace, Name: cfg.Name},
 		Client:     client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: cfg.Identity},
-	}
+	}}
 	for ctx.Err() == nil {
 		// client-go starts OnStartedLeading in a goroutine that may run
 		// after Run has returned; an iteration that is over refuses to lead.
@@ -117,4 +117,49 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, log *slog
 		active.Wait()
 	}
 	return nil
+}
+
+// releaseOwnLock releases the lease only while this candidate holds it.
+//
+// client-go (v0.37) releases on every exit of the renew loop when
+// ReleaseOnCancel is set, including a renewal that timed out: it reads the
+// Lease afresh, but decides whether it leads from the last record it had
+// observed, which after a failed renewal still names it. When a standby
+// took the lease meanwhile, that "release" writes an empty holder over the
+// new leader's record at its current resourceVersion: it succeeds, this
+// candidate acquires the free lease at once, and the new leader acts until
+// its own renewal fails, 1.5 s of two leaders. The chaos smoke suite saw a
+// ReplicaSet get two extra pods from it during an etcd leader kill (the
+// Lease's etcd history: acquired by the standby, emptied 6 ms later,
+// re-acquired by the old leader 3 ms after that).
+//
+// A release is an Update with an empty holder, always right after a Get;
+// it is written only when that Get showed this candidate as the holder.
+type releaseOwnLock struct {
+	resourcelock.Interface
+	mu         sync.Mutex
+	lastHolder string
+}
+
+func (l *releaseOwnLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	rec, raw, err := l.Interface.Get(ctx)
+	l.mu.Lock()
+	l.lastHolder = ""
+	if err == nil && rec != nil {
+		l.lastHolder = rec.HolderIdentity
+	}
+	l.mu.Unlock()
+	return rec, raw, err
+}
+
+func (l *releaseOwnLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	if ler.HolderIdentity == "" {
+		l.mu.Lock()
+		ours := l.lastHolder == l.Identity()
+		l.mu.Unlock()
+		if !ours {
+			return nil // someone else leads: nothing of ours to release
+		}
+	}
+	return l.Interface.Update(ctx, ler)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -17,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 )
@@ -249,11 +252,20 @@ func slowStart(n, initial int, fn func() error) (int, error) {
 	return done, nil
 }
 
+// createPod creates one pod under a name chosen here rather than by the
+// apiserver (generateName), so that a create whose answer was lost can be
+// settled. A timeout, a 5xx or a broken connection — an etcd leader lost
+// mid-proposal, an apiserver killed mid-request — leaves the write landed
+// or not; the same create is sent again until the answer is definite, and
+// AlreadyExists for a pod this ReplicaSet controls means the first one
+// landed. Counting such an error as "not created", as upstream does, lets
+// the next sync create a second pod for the same slot (the chaos smoke
+// suite caught it: 2 pods over replicas after an etcd leader kill).
 func (r *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
 	t := rs.Spec.Template
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName:    rs.Name + "-",
+			Name:            podName(rs.Name),
 			Namespace:       rs.Namespace,
 			Labels:          t.Labels,
 			Annotations:     t.Annotations,
@@ -263,7 +275,7 @@ func (r *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 		Spec: *t.Spec.DeepCopy(),
 	}
 	sent := time.Now()
-	created, err := r.client.CoreV1().Pods(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	created, err := r.createSettled(ctx, rs, pod)
 	if err != nil {
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsForbidden(err) {
 			return nil // the namespace is going; so is the ReplicaSet
@@ -273,8 +285,68 @@ func (r *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 	}
 	// The pod's UID exists only now; the stamp carries the time it was sent.
 	r.tracer.EmitAt(sent, trace.PodCreateSent, "Pod", created.Namespace, created.Name, created.UID)
-	r.recorder.Eventf(rs, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %v", created.Name)
 	return nil
+}
+
+// settleWithin bounds how long one create is retried for a definite answer:
+// longer than an etcd election or an apiserver restart, and than etcd's own
+// request timeout during a quorum loss.
+const settleWithin = time.Minute
+
+// createSettled sends the create until the answer is definite (see
+// createPod). An answer still unknown after settleWithin is returned as the
+// error it is.
+func (r *Controller) createSettled(ctx context.Context, rs *appsv1.ReplicaSet, pod *corev1.Pod) (*corev1.Pod, error) {
+	pods := r.client.CoreV1().Pods(pod.Namespace)
+	deadline := time.Now().Add(settleWithin)
+	backoff := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+		switch {
+		case err == nil:
+			return created, nil
+		case apierrors.IsAlreadyExists(err) && attempt > 0:
+			// Ours if this ReplicaSet controls it: an earlier attempt landed.
+			got, gerr := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+			if gerr == nil && metav1.IsControlledBy(got, rs) {
+				return got, nil
+			}
+			if gerr != nil && ambiguous(gerr) && time.Now().Before(deadline) {
+				break // could not tell yet: ask again
+			}
+			return nil, err
+		case !ambiguous(err) || ctx.Err() != nil || time.Now().After(deadline):
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// ambiguous reports whether a write that returned err may have landed: any
+// error that is not the apiserver's definite refusal (a 4xx other than 429).
+func ambiguous(err error) bool {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return true // the connection broke: the request may have been served
+	}
+	code := st.Status().Code
+	return code >= 500 || code == http.StatusTooManyRequests || code == 0
+}
+
+// podName is what generateName would give: the ReplicaSet's name, a dash
+// and five random characters, the prefix cut to leave room for them.
+func podName(rs string) string {
+	const maxPrefix = validation.DNS1123LabelMaxLength - 5
+	prefix := rs + "-"
+	if len(prefix) > maxPrefix {
+		prefix = prefix[:maxPrefix]
+	}
+	return prefix + utilrand.String(5)
 }
 
 // pickVictims orders pods the way upstream does for scale-down and returns

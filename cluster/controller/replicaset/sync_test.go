@@ -1,13 +1,21 @@
 package replicaset
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
 )
 
 func TestSlowStart(t *testing.T) {
@@ -72,4 +80,67 @@ func names(ps []*corev1.Pod) []string {
 		out = append(out, p.Name)
 	}
 	return out
+}
+
+// A create whose answer is lost is sent again under the same name until the
+// answer is definite: it never becomes a second pod, and a definite refusal
+// is not retried.
+func TestCreateSettlesLostAnswers(t *testing.T) {
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "rs-uid"},
+		Spec: appsv1.ReplicaSetSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}}}}
+	for _, tc := range []struct {
+		name string
+		// fail answers the nth create (from 0) instead of the apiserver;
+		// landed says whether that create was stored all the same.
+		fail     func(n int) (err error, landed bool)
+		wantErr  bool
+		wantPods int
+		creates  int
+	}{
+		{"etcd timed out after storing it", func(n int) (error, bool) {
+			if n == 0 {
+				return apierrors.NewInternalError(errors.New("etcdserver: request timed out")), true
+			}
+			return nil, false
+		}, false, 1, 2},
+		{"connection broke before it was served", func(n int) (error, bool) {
+			if n < 2 {
+				return errors.New("connection refused"), false
+			}
+			return nil, false
+		}, false, 1, 3},
+		{"a definite refusal", func(int) (error, bool) {
+			return apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "x", nil), false
+		}, true, 0, 1},
+		{"a name taken by someone else's pod", func(int) (error, bool) {
+			return apierrors.NewAlreadyExists(schema.GroupResource{Resource: "pods"}, "x"), false
+		}, true, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset()
+			var creates atomic.Int32
+			cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				n := int(creates.Add(1)) - 1
+				err, landed := tc.fail(n)
+				if err == nil {
+					return false, nil, nil // the tracker answers
+				}
+				if landed {
+					if terr := cs.Tracker().Create(corev1.SchemeGroupVersion.WithResource("pods"), a.(k8stesting.CreateAction).GetObject(), "ns"); terr != nil {
+						t.Fatal(terr)
+					}
+				}
+				return true, nil, err
+			})
+			r := &Controller{client: cs, recorder: record.NewFakeRecorder(10)}
+			err := r.createPod(context.Background(), rs)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("createPod = %v, want error %v", err, tc.wantErr)
+			}
+			l, _ := cs.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+			if len(l.Items) != tc.wantPods || int(creates.Load()) != tc.creates {
+				t.Fatalf("%d pods after %d creates, want %d after %d", len(l.Items), creates.Load(), tc.wantPods, tc.creates)
+			}
+		})
+	}
 }
