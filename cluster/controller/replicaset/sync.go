@@ -285,6 +285,7 @@ func (r *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 	}
 	// The pod's UID exists only now; the stamp carries the time it was sent.
 	r.tracer.EmitAt(sent, trace.PodCreateSent, "Pod", created.Namespace, created.Name, created.UID)
+	r.recorder.Eventf(rs, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %v", created.Name)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package replicaset
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -132,10 +133,23 @@ func TestCreateSettlesLostAnswers(t *testing.T) {
 				}
 				return true, nil, err
 			})
-			r := &Controller{client: cs, recorder: record.NewFakeRecorder(10)}
+			rec := record.NewFakeRecorder(10)
+			r := &Controller{client: cs, recorder: rec}
 			err := r.createPod(context.Background(), rs)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("createPod = %v, want error %v", err, tc.wantErr)
+			}
+			want := "Normal SuccessfulCreate"
+			if tc.wantErr {
+				want = "Warning FailedCreate"
+			}
+			select {
+			case ev := <-rec.Events:
+				if !strings.HasPrefix(ev, want) {
+					t.Errorf("event %q, want %s", ev, want)
+				}
+			default:
+				t.Errorf("no event, want %s", want)
 			}
 			l, _ := cs.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
 			if len(l.Items) != tc.wantPods || int(creates.Load()) != tc.creates {
