@@ -17,7 +17,9 @@ import (
 // write amplification that lands on step ①'s latency for everyone.
 //
 // Record every object the apiserver returned from a successful create or
-// update; read with GetByKey. With adds, an object the controller created
+// update; read with GetByKey. Deletions are learnt from the informer only:
+// a tombstone for an object the store still holds would be newer than it
+// and be returned as the object. With adds, an object the controller created
 // is returned before its informer has seen it (the Endpoints controller's
 // create, which would otherwise be repeated into an AlreadyExists).
 type WriteCache struct{ mc cache.MutationCache }
@@ -59,6 +61,3 @@ func (w *WriteCache) GetByKey(key string) (any, bool, error) { return w.mc.GetBy
 
 // Wrote records an object the apiserver returned from a write.
 func (w *WriteCache) Wrote(obj runtime.Object) { w.mc.Mutation(obj) }
-
-// Gone forgets a written object the apiserver says no longer exists.
-func (w *WriteCache) Gone(obj runtime.Object) { w.mc.OnDelete(obj) }

@@ -63,10 +63,9 @@ func (e *Controller) sync(ctx context.Context, key string) error {
 	ep.Subsets, ep.Labels = want, wantLabels
 	got, err := e.client.CoreV1().Endpoints(ns).Update(ctx, ep, metav1.UpdateOptions{})
 	if err != nil {
-		if apierrors.IsNotFound(err) {
-			e.written.Gone(cur) // deleted behind the cache: create it again
-		}
-		return e.failed(svc, "updating", err) // a 409: someone else wrote it; requeued
+		// A 409: someone else wrote it; a 404: it was deleted and the
+		// informer's delete will let the retry create it. Requeued.
+		return e.failed(svc, "updating", err)
 	}
 	e.written.Wrote(got)
 	e.stamp(cur.Subsets, want)

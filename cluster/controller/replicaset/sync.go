@@ -458,8 +458,7 @@ func (r *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, st
 	case err == nil:
 		r.written.Wrote(got)
 	case apierrors.IsNotFound(err):
-		r.written.Gone(rs)
-		return nil
+		return nil // deleted: the informer's delete ends it
 	}
 	return err
 }
