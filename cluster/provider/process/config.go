@@ -1,12 +1,15 @@
 package process
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kstep-dev/kstep/cluster/etcd"
 )
 
 // Config configures a process-provider cluster. Start from DefaultConfig.
@@ -120,9 +123,9 @@ type EtcdTiming struct {
 	ElectionTimeout   metav1.Duration `json:"electionTimeout,omitzero"`
 }
 
-// Apply sets t's non-zero fields on tu and checks the result as etcd would:
-// whole milliseconds, an election timeout of at least five heartbeats and at
-// most 50 s.
+// Apply sets t's non-zero fields on tu and checks the result by etcd's
+// rules (etcd.ValidateTiming); a field still zero is checked as the
+// member's own default, which it then gets.
 func (t EtcdTiming) Apply(tu *EtcdTuning) error {
 	hb, el := tu.HeartbeatInterval, tu.ElectionTimeout
 	if t.HeartbeatInterval.Duration != 0 {
@@ -131,15 +134,10 @@ func (t EtcdTiming) Apply(tu *EtcdTuning) error {
 	if t.ElectionTimeout.Duration != 0 {
 		el = t.ElectionTimeout.Duration
 	}
-	switch {
-	case hb < 0 || el < 0:
-		return fmt.Errorf("etcd: heartbeatInterval %v and electionTimeout %v must be positive", hb, el)
-	case hb%time.Millisecond != 0 || el%time.Millisecond != 0:
-		return fmt.Errorf("etcd: heartbeatInterval %v and electionTimeout %v must be whole milliseconds", hb, el)
-	case hb != 0 && el != 0 && el < 5*hb:
-		return fmt.Errorf("etcd: electionTimeout %v is less than 5 × heartbeatInterval %v (etcd refuses it)", el, hb)
-	case el > 50*time.Second:
-		return fmt.Errorf("etcd: electionTimeout %v is above etcd's limit of 50s", el)
+	d := etcd.DefaultConfig()
+	chb, cel := cmp.Or(hb, d.HeartbeatInterval), cmp.Or(el, d.ElectionTimeout)
+	if err := etcd.ValidateTiming("heartbeatInterval", "electionTimeout", chb, cel); err != nil {
+		return fmt.Errorf("etcd: %w", err)
 	}
 	tu.HeartbeatInterval, tu.ElectionTimeout = hb, el
 	return nil
