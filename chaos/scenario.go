@@ -175,18 +175,7 @@ func (s *Scenario) Defaults() {
 		s.Kind = Kind
 	}
 	c := &s.Cluster
-	if c.EtcdMembers == 0 {
-		c.EtcdMembers = 3
-	}
-	if c.APIServers == 0 {
-		c.APIServers = 2
-	}
-	if c.ControllerManagers == 0 {
-		c.ControllerManagers = 2
-	}
-	if c.Schedulers == 0 {
-		c.Schedulers = 2
-	}
+	process.DefaultTopology(&c.EtcdMembers, &c.APIServers, &c.ControllerManagers, &c.Schedulers)
 	if c.HollowNodes == 0 && c.RealNodes == 0 {
 		c.HollowNodes = 5
 	}

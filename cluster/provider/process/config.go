@@ -115,6 +115,24 @@ func DefaultConfig() Config {
 	}
 }
 
+// DefaultTopology fills the zero control-plane counts with DefaultConfig's,
+// so bench profiles and chaos scenarios default to the cluster `kstep up`
+// starts.
+func DefaultTopology(etcdMembers, apiservers, controllerManagers, schedulers *int) {
+	d := DefaultConfig()
+	for _, f := range []struct {
+		n   *int
+		def int
+	}{
+		{etcdMembers, d.EtcdMembers}, {apiservers, d.APIServers},
+		{controllerManagers, d.ControllerManagers}, {schedulers, d.Schedulers},
+	} {
+		if *f.n == 0 {
+			*f.n = f.def
+		}
+	}
+}
+
 // EtcdTiming is the `etcd:` block of a bench profile or chaos scenario:
 // the members' Raft timing, as durations ("50ms"). A zero field keeps the
 // provider's default.
