@@ -263,7 +263,14 @@ func (q *request) watch() error {
 	case p.rv == "" || p.rv == "0":
 		opts.SendInitial = p.sendInitial == nil // sendInitialEvents=false: changes only
 	default:
+		// Judge the window only once the cache has caught up with the
+		// version the client has already seen (upstream's
+		// waitUntilFreshAndBlock): a cache that lags (its etcd watch
+		// was just opened, and etcd syncs a lagging watch every 100 ms)
+		// would otherwise replay from a version whose events it has not
+		// yet received, then evicted, instead of answering 410.
 		opts.FromRV, _ = parseRV(p.rv)
+		minRV = opts.FromRV
 	}
 	if minRV > 0 {
 		wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)

@@ -702,7 +702,9 @@ func (c *Cacher) Watch(ctx context.Context, o WatchOptions) (*Watcher, error) {
 		return nil, fmt.Errorf("%s: watch from %d, oldest available %d: %w", c.cfg.Resource, o.FromRV, c.oldest, ErrCompacted)
 	default:
 		// Replay what the ring holds after FromRV; newer events arrive live.
-		// A FromRV ahead of the cache simply waits for its events.
+		// A FromRV ahead of the cache waits for its events; callers that
+		// must judge the window against what the client has seen call
+		// WaitFor(FromRV) first (the apiserver's watch does).
 		for i := 0; i < c.n; i++ {
 			ev := c.ring[(c.head+i)%len(c.ring)]
 			if ev.rv <= o.FromRV {
