@@ -7,10 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kstep-dev/kstep/cluster/provider/process"
+	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/loadgen"
 )
 
@@ -19,38 +18,15 @@ const ProfileKind = "BenchProfile"
 
 // Profile is a cluster shape and a load job.
 type Profile struct {
-	APIVersion string       `json:"apiVersion"`
-	Kind       string       `json:"kind"`
-	Name       string       `json:"name"`
-	Cluster    ClusterShape `json:"cluster"`
-	Job        loadgen.Job  `json:"job"`
-}
-
-// ClusterShape is what the provider starts.
-type ClusterShape struct {
-	EtcdMembers        int `json:"etcdMembers"`
-	APIServers         int `json:"apiservers"`
-	ControllerManagers int `json:"controllerManagers"`
-	Schedulers         int `json:"schedulers"`
-	// Nodes hollow nodes (kubelets on the simulated runtime), run as one
-	// `kstep hollow-nodes` process.
-	Nodes int `json:"nodes"`
-	// RealNodes are real nodes (containerd + runc + CNI + kubelet) beside
-	// the hollow ones, when this machine can run them (root on Linux and
-	// the node binaries); otherwise the run says why and goes on without.
-	RealNodes int `json:"realNodes"`
-	// LatencyProfile is the hollow runtime's behaviour: zero, realistic,
-	// flaky or a file (see cluster/kubelet/simruntime).
-	LatencyProfile string `json:"latencyProfile"`
-	// Insecure runs the apiservers without the write chain's security: plain
-	// HTTP, no authentication, every caller the admin (the process provider
-	// otherwise serves TLS with client certificates, RBAC and the node
-	// authorizer). Two runs that differ only here show what step ①'s
-	// security costs.
-	Insecure bool `json:"insecure"`
-	// Etcd is the members' Raft timing; unset fields keep the provider's
-	// (process.DefaultEtcdHeartbeat, process.DefaultEtcdElection).
-	Etcd process.EtcdTiming `json:"etcd"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	// Cluster is the Topology the provider starts. Real nodes run where the
+	// machine can run them (root on Linux and the node binaries for the
+	// process provider, the node binaries for docker); otherwise the run
+	// says why and goes on without them.
+	Cluster provider.Topology `json:"cluster"`
+	Job     loadgen.Job       `json:"job"`
 }
 
 func (p *Profile) defaults() {
@@ -61,9 +37,9 @@ func (p *Profile) defaults() {
 		p.Kind = ProfileKind
 	}
 	c := &p.Cluster
-	process.DefaultTopology(&c.EtcdMembers, &c.APIServers, &c.ControllerManagers, &c.Schedulers)
-	if c.Nodes == 0 && c.RealNodes == 0 {
-		c.Nodes = 50
+	c.Defaults()
+	if c.HollowNodes == 0 && c.RealNodes == 0 {
+		c.HollowNodes = 50
 	}
 	if c.LatencyProfile == "" {
 		c.LatencyProfile = "zero"
@@ -82,17 +58,18 @@ func (p *Profile) Validate() error {
 	if p.Name == "" {
 		return fmt.Errorf("profile: name is empty")
 	}
-	if p.Cluster.Nodes+p.Cluster.RealNodes < 1 || p.Cluster.Nodes < 0 || p.Cluster.RealNodes < 0 || p.Cluster.APIServers < 1 || p.Cluster.ControllerManagers < 1 || p.Cluster.Schedulers < 1 {
-		return fmt.Errorf("profile %q: cluster needs at least one node, apiserver, controller-manager and scheduler: %+v", p.Name, p.Cluster)
+	c := p.Cluster
+	if c.Nodes() < 1 || c.APIServers < 1 || c.ControllerManagers < 1 || c.Schedulers < 1 {
+		return fmt.Errorf("profile %q: cluster needs at least one node, apiserver, controller-manager and scheduler: %s", p.Name, c)
 	}
-	if err := p.Cluster.Etcd.Apply(ptr.To(process.DefaultConfig().Etcd)); err != nil {
+	if err := c.Validate(); err != nil {
 		return fmt.Errorf("profile %q: cluster: %w", p.Name, err)
 	}
 	return p.Job.Validate()
 }
 
-func builtin(name string, objects int, replicas int32, real, nodes int, qps float64, burst int, ready time.Duration) Profile {
-	p := Profile{Name: name, Cluster: ClusterShape{Nodes: nodes, RealNodes: real}, Job: loadgen.Job{
+func builtin(name string, objects int, replicas int32, real, hollow int, qps float64, burst int, ready time.Duration) Profile {
+	p := Profile{Name: name, Cluster: provider.Topology{HollowNodes: hollow, RealNodes: real}, Job: loadgen.Job{
 		Name: name, Count: objects, QPS: qps, Burst: burst,
 		Namespaces: []string{"kstep-load-0", "kstep-load-1"},
 		Object:     loadgen.ObjectTemplate{Replicas: replicas, ReadinessProbe: true, Service: true},

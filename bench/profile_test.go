@@ -31,12 +31,26 @@ func TestShippedProfilesLoad(t *testing.T) {
 // A misspelt key is an error, not a silently different run.
 func TestProfileRejectsUnknownKeys(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.yaml")
-	doc := "apiVersion: kstep.dev/v1alpha1\nkind: BenchProfile\nname: x\ncluster:\n  nodes: 1\n  insecur: true\njob:\n  count: 1\n"
+	doc := "apiVersion: kstep.dev/v1alpha1\nkind: BenchProfile\nname: x\ncluster:\n  hollowNodes: 1\n  insecur: true\njob:\n  count: 1\n"
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadProfile(path); err == nil || !strings.Contains(err.Error(), "insecur") {
 		t.Fatalf("unknown key: %v", err)
+	}
+}
+
+// The old key "nodes" (hollow nodes here, real nodes in kstep up) is
+// refused with the two keys that replace it.
+func TestProfileRefusesOldNodesKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	doc := "apiVersion: kstep.dev/v1alpha1\nkind: BenchProfile\nname: x\ncluster:\n  nodes: 50\njob:\n  count: 1\n"
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadProfile(path)
+	if err == nil || !strings.Contains(err.Error(), `"hollowNodes"`) || !strings.Contains(err.Error(), `"realNodes"`) {
+		t.Fatalf("nodes: %v, want an error naming hollowNodes and realNodes", err)
 	}
 }
 
@@ -46,7 +60,7 @@ func TestProfileEtcdTiming(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, etcd string) string {
 		path := filepath.Join(dir, name)
-		doc := "apiVersion: kstep.dev/v1alpha1\nkind: BenchProfile\nname: x\ncluster:\n  nodes: 1\n  etcd: " + etcd + "\njob:\n  count: 1\n"
+		doc := "apiVersion: kstep.dev/v1alpha1\nkind: BenchProfile\nname: x\ncluster:\n  hollowNodes: 1\n  etcd: " + etcd + "\njob:\n  count: 1\n"
 		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -32,7 +32,7 @@ type Options struct {
 	// OutDir is the run directory; it must not exist or be empty.
 	OutDir string
 	// Provider is the cluster provider: process (also ""), docker, or auto
-	// (see ResolveProvider).
+	// (provider.Resolve).
 	Provider string
 	// Progress, when non-nil, gets the load generator's progress bars.
 	Progress io.Writer
@@ -47,7 +47,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	if err := prof.Validate(); err != nil {
 		return nil, err
 	}
-	name, err := ResolveProvider(ctx, opts.Provider, opts.Log)
+	name, err := provider.Resolve(ctx, opts.Provider, opts.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -79,21 +79,17 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	run := &results.Run{
 		Schema: results.Schema, ID: filepath.Base(out), Provider: opts.Provider, Runtime: "hollow", Profile: prof.Name,
 		Valid: true, StartedAt: started.UTC().Format(time.RFC3339),
-		Cluster: results.Cluster{EtcdMembers: prof.Cluster.EtcdMembers, APIServers: prof.Cluster.APIServers,
-			ControllerManagers: prof.Cluster.ControllerManagers, Schedulers: prof.Cluster.Schedulers,
-			Nodes: prof.Cluster.Nodes, NodeKind: "hollow (" + prof.Cluster.LatencyProfile + ")", Objects: prof.Job.Count,
-			Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS},
 	}
 	invalid := func(format string, a ...any) {
 		run.Valid = false
 		run.Invalid = append(run.Invalid, fmt.Sprintf(format, a...))
 	}
 
-	cfg, p, err := newCluster(prof, opts, state, traces, run, logf)
+	cfg, p, err := newCluster(ctx, prof, opts, state, traces, run, logf)
 	if err != nil {
 		return nil, err
 	}
-	logf("cluster up (%d etcd, %d apiservers, %d controller-managers, %d schedulers) in %s", cfg.EtcdMembers, cfg.APIServers, cfg.ControllerManagers, cfg.Schedulers, state)
+	logf("cluster up (%s, %s provider) in %s", cfg.Topology, p.Name(), state)
 	upCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	err = p.Up(upCtx)
 	cancel()
@@ -123,8 +119,8 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	}
 
 	nodesLog := filepath.Join(state, "logs", "hollow-nodes.log")
-	logf("waiting for %d nodes Ready", cfg.Nodes+cfg.HollowNodes)
-	if err := waitNodes(ctx, cs, cfg.Nodes+cfg.HollowNodes, 3*time.Minute); err != nil {
+	logf("waiting for %d nodes Ready", cfg.Nodes())
+	if err := waitNodes(ctx, cs, cfg.Nodes(), 3*time.Minute); err != nil {
 		down()
 		return nil, fmt.Errorf("%w (log: %s)", err, nodesLog)
 	}
@@ -167,8 +163,8 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	logf("tearing down")
 	down()
 	run.DurationS = time.Since(started).Seconds()
-	if ur, ok := any(p).(provider.UsageReporter); ok {
-		run.Actors = actorUsage(ur.Usage())
+	if u := p.Usage(); len(u) > 0 {
+		run.Actors = actorUsage(u)
 	}
 
 	events, sums, err := ReadTraces(traces)

@@ -144,6 +144,9 @@ func Markdown(rep *Report) string {
 	if e := rep.Cluster.Etcd; e.HeartbeatInterval.Duration != 0 || e.ElectionTimeout.Duration != 0 {
 		fmt.Fprintf(&b, "etcd Raft: heartbeat %v, election timeout %v.\n\n", e.HeartbeatInterval.Duration, e.ElectionTimeout.Duration)
 	}
+	if rep.Security != "" {
+		fmt.Fprintf(&b, "Apiserver security: %s.\n\n", rep.Security)
+	}
 	b.WriteString("### Faults\n\n")
 	mdTable(&b, faultHeader, faultRows(rep))
 	var steps [][]string

@@ -23,7 +23,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
-	"github.com/kstep-dev/kstep/cluster/provider/process"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	"github.com/kstep-dev/kstep/loadgen"
 )
@@ -40,7 +39,9 @@ type Options struct {
 	OutDir string
 	// Binary is the kstep binary the actors run ("" = this executable).
 	Binary string
-	// Provider is "process", the only one the engine drives today.
+	// Provider is where the cluster runs: process, docker or auto (the
+	// same rule as bench: docker when a daemon answers; it says which it
+	// chose on Log). "" is process.
 	Provider string
 	// Log gets progress lines; nil is silent.
 	Log io.Writer
@@ -48,15 +49,17 @@ type Options struct {
 
 // Report is chaos.json.
 type Report struct {
-	Schema      string  `json:"schema"`
-	Scenario    string  `json:"scenario"`
-	Description string  `json:"description,omitempty"`
-	Seed        string  `json:"seed,omitempty"`
-	Gate        string  `json:"gate"`
-	Provider    string  `json:"provider"`
-	Cluster     Cluster `json:"cluster"`
-	StartedAt   string  `json:"started_at"`
-	DurationS   float64 `json:"duration_s"`
+	Schema      string            `json:"schema"`
+	Scenario    string            `json:"scenario"`
+	Description string            `json:"description,omitempty"`
+	Seed        string            `json:"seed,omitempty"`
+	Gate        string            `json:"gate"`
+	Provider    string            `json:"provider"`
+	Cluster     provider.Topology `json:"cluster"`
+	// Security is what the apiservers authenticated and authorized with.
+	Security  string  `json:"security,omitempty"`
+	StartedAt string  `json:"started_at"`
+	DurationS float64 `json:"duration_s"`
 	// Load: the loadgen job's objects and the probe's writes.
 	LoadObjects  int `json:"load_objects"`
 	LoadErrors   int `json:"load_errors"`
@@ -96,12 +99,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	fail := func(format string, a ...any) (*Report, error) {
 		return nil, fmt.Errorf("%w: %s", ErrCouldNotRun, fmt.Sprintf(format, a...))
 	}
-	if opts.Provider == "" {
-		opts.Provider = "process"
+	name, err := provider.Resolve(ctx, opts.Provider, opts.Log)
+	if err != nil {
+		return fail("%v", err)
 	}
-	if opts.Provider != "process" {
-		return fail("provider %q: the chaos engine drives the process provider only", opts.Provider)
-	}
+	opts.Provider = name
 	if opts.Gate == nil {
 		g, err := LoadGate("default")
 		if err != nil {
@@ -120,36 +122,25 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 
-	cfg := process.DefaultConfig()
-	cfg.StateDir, cfg.TraceDir, cfg.Binary = state, traces, opts.Binary
-	c := sc.Cluster
-	cfg.EtcdMembers, cfg.APIServers = c.EtcdMembers, c.APIServers
-	cfg.ControllerManagers, cfg.Schedulers = c.ControllerManagers, c.Schedulers
-	cfg.HollowNodes, cfg.Nodes = c.HollowNodes, c.RealNodes
-	cfg.ControllerManagerArgs, cfg.SchedulerArgs, cfg.APIServerArgs = c.ControllerManagerArgs, c.SchedulerArgs, c.APIServerArgs
-	cfg.ReadyTimeout = 2 * time.Minute
-	if err := c.Etcd.Apply(&cfg.Etcd); err != nil {
-		return fail("%v", err)
-	}
-	// The report records the timing the members ran with.
-	sc.Cluster.Etcd = process.EtcdTiming{HeartbeatInterval: metav1.Duration{Duration: cfg.Etcd.HeartbeatInterval},
-		ElectionTimeout: metav1.Duration{Duration: cfg.Etcd.ElectionTimeout}}
+	spec := provider.Spec{Topology: sc.Cluster, StateDir: state, TraceDir: traces, Binary: opts.Binary,
+		ReadyTimeout: 2 * time.Minute, Log: opts.Log}
 	for _, f := range sc.Faults {
 		if f.Action == ActionPartition {
-			cfg.EtcdPeerProxy = true
+			spec.EtcdPeerProxies = true
 		}
 	}
-	if cfg.Nodes > 0 {
-		if err := process.CanRunRealNodes(cfg); err != nil {
-			return fail("scenario %s needs %d real nodes: %v", sc.Name, cfg.Nodes, err)
+	// The report records the cluster the run had.
+	sc.Cluster = spec.Topology
+	if spec.RealNodes > 0 {
+		if err := provider.CanRunRealNodes(opts.Provider, spec); err != nil {
+			return fail("scenario %s needs %d real nodes: %v", sc.Name, spec.RealNodes, err)
 		}
 	}
-	p, err := process.New(cfg)
+	p, err := provider.New(ctx, opts.Provider, spec)
 	if err != nil {
 		return fail("%v", err)
 	}
-	logf("cluster up: %d etcd, %d apiservers, %d controller-managers, %d schedulers, %d hollow + %d real nodes (state: %s)",
-		c.EtcdMembers, c.APIServers, c.ControllerManagers, c.Schedulers, c.HollowNodes, c.RealNodes, state)
+	logf("cluster up on the %s provider: %s (state: %s)", p.Name(), spec.Topology, state)
 	upCtx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	err = p.Up(upCtx)
 	cancel()
@@ -196,7 +187,7 @@ type run struct {
 }
 
 // drive runs the load, the faults and the checks on a cluster that is up.
-func drive(ctx context.Context, sc *Scenario, opts Options, p *process.Provider, traces string, logf func(string, ...any)) (*Report, error) {
+func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider, traces string, logf func(string, ...any)) (*Report, error) {
 	fail := func(format string, a ...any) (*Report, error) {
 		return nil, fmt.Errorf("%w: %s", ErrCouldNotRun, fmt.Sprintf(format, a...))
 	}
@@ -325,7 +316,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p *process.Provider,
 	h.sortHistory()
 
 	rep := &Report{Schema: Schema, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Gate: opts.Gate.Name,
-		Provider: opts.Provider, Cluster: sc.Cluster, StartedAt: start.UTC().Format(time.RFC3339), Start: start, End: end,
+		Provider: opts.Provider, Cluster: sc.Cluster, Security: sc.Cluster.Security(), StartedAt: start.UTC().Format(time.RFC3339), Start: start, End: end,
 		Faults: results, HashChecks: r.hashs, ClientErrors: int(clientErrors.Load())}
 	if loadErr != nil && !errors.Is(loadErr, context.Canceled) {
 		rep.Notes = append(rep.Notes, "load job: "+loadErr.Error())
@@ -431,11 +422,11 @@ func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
 	fr.Actors, fr.Nodes = rs.actors, rs.nodes
 	r.logf("%s: %s %s (%s)", f.Name, f.Action, strings.Join(rs.actors, ","), f.Target)
 	var errs []error
-	if rs.pid != 0 {
-		// A process inside an actor (a node's containerd): its supervisor
-		// brings it back.
-		if err := syscall.Kill(rs.pid, killSignal(f.Action)); err != nil {
-			errs = append(errs, fmt.Errorf("signal pid %d: %w", rs.pid, err))
+	if rs.process != "" {
+		// A process inside an actor (a node's containerd or kubelet): its
+		// supervisor brings it back.
+		if err := r.p.Signal(ctx, rs.actors[0], rs.process, killSignal(f.Action)); err != nil {
+			errs = append(errs, err)
 		}
 	} else {
 		for _, a := range rs.actors {
@@ -448,7 +439,9 @@ func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
 			case ActionPause:
 				err = r.p.Pause(ctx, a)
 			case ActionPartition:
-				err = r.p.Partition(ctx, a)
+				err = r.p.Partition(ctx, a, provider.ScopePeers)
+			case ActionIsolate:
+				err = r.p.Partition(ctx, a, provider.ScopeAll)
 			}
 			if err != nil {
 				errs = append(errs, err)
@@ -487,9 +480,11 @@ func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
 		return
 	}
 	fr.UndoneAt = time.Now()
-	if rs.pid != 0 {
+	if rs.process != "" {
 		if f.Action == ActionPause {
-			_ = syscall.Kill(rs.pid, syscall.SIGCONT)
+			if err := r.p.Signal(ctx, rs.actors[0], rs.process, syscall.SIGCONT); err != nil {
+				fr.Error = strings.TrimPrefix(fr.Error+"; undo: "+err.Error(), "; ")
+			}
 		}
 		return
 	}
@@ -501,7 +496,7 @@ func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
 			err = r.p.Start(ctx, a)
 		case ActionPause:
 			err = r.p.Unpause(ctx, a)
-		case ActionPartition:
+		case ActionPartition, ActionIsolate:
 			err = r.p.Heal(ctx, a)
 		}
 		if err != nil {

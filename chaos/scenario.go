@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kstep-dev/kstep/cluster/provider/process"
+	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/loadgen"
 )
 
@@ -40,8 +39,13 @@ const (
 	ActionPause Action = "pause"
 	// ActionRestart stops the actor (SIGTERM) and starts it at once.
 	ActionRestart Action = "restart"
-	// ActionPartition cuts the actor off from its peers for Duration.
+	// ActionPartition cuts an etcd member off from its peers for Duration
+	// (provider.ScopePeers): its clients still reach it.
 	ActionPartition Action = "partition"
+	// ActionIsolate takes the whole actor off the cluster's network for
+	// Duration (provider.ScopeAll); providers that cannot (process: every
+	// actor shares the loopback) refuse it, and the run says so.
+	ActionIsolate Action = "isolate"
 )
 
 // Target names the role a fault is aimed at; it is resolved to actors at
@@ -99,8 +103,10 @@ type Scenario struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	// Seed is the failure-table row or upstream claim the scenario checks.
-	Seed    string  `json:"seed,omitempty"`
-	Cluster Cluster `json:"cluster"`
+	Seed string `json:"seed,omitempty"`
+	// Cluster is the Topology the scenario runs on, on any provider. A
+	// scenario whose faults need real nodes cannot run without them.
+	Cluster provider.Topology `json:"cluster"`
 	// Load is the background loadgen job; it starts with the scenario and
 	// should outlast the faults (Count/QPS).
 	Load  loadgen.Job `json:"load"`
@@ -110,25 +116,6 @@ type Scenario struct {
 	// Convergence bounds the wait, after the last fault, for every
 	// ReplicaSet to be Ready.
 	Convergence Duration `json:"convergence"`
-}
-
-// Cluster is the process-provider topology the scenario needs.
-type Cluster struct {
-	EtcdMembers        int `json:"etcdMembers"`
-	APIServers         int `json:"apiservers"`
-	ControllerManagers int `json:"controllerManagers"`
-	Schedulers         int `json:"schedulers"`
-	HollowNodes        int `json:"hollowNodes"`
-	// RealNodes need root; a scenario whose faults need them cannot run
-	// without.
-	RealNodes             int      `json:"realNodes"`
-	ControllerManagerArgs []string `json:"controllerManagerArgs,omitempty"`
-	SchedulerArgs         []string `json:"schedulerArgs,omitempty"`
-	APIServerArgs         []string `json:"apiserverArgs,omitempty"`
-	// Etcd is the members' Raft timing; unset fields keep the provider's
-	// (process.DefaultEtcdHeartbeat, process.DefaultEtcdElection). The
-	// report records the timing the run had.
-	Etcd process.EtcdTiming `json:"etcd"`
 }
 
 // Probe is the engine's own client load, beside the loadgen job: writes at
@@ -175,7 +162,7 @@ func (s *Scenario) Defaults() {
 		s.Kind = Kind
 	}
 	c := &s.Cluster
-	process.DefaultTopology(&c.EtcdMembers, &c.APIServers, &c.ControllerManagers, &c.Schedulers)
+	c.Defaults()
 	if c.HollowNodes == 0 && c.RealNodes == 0 {
 		c.HollowNodes = 5
 	}
@@ -237,7 +224,7 @@ func defaultExpect(t Target, a Action) (Detection, Recovery) {
 	case TargetEtcdLeader, TargetEtcdQuorum:
 		return DetectEtcdLeader, RecoverWrite
 	case TargetEtcdFollower, TargetAPIServer, TargetAPIServers:
-		if a == ActionPause || a == ActionPartition {
+		if a == ActionPause || a == ActionPartition || a == ActionIsolate {
 			return DetectNone, RecoverWrite
 		}
 		return DetectNone, RecoverActorReady
@@ -267,16 +254,10 @@ func (s *Scenario) Validate() error {
 		bad("name: empty")
 	}
 	c := s.Cluster
-	if c.EtcdMembers < 1 || c.EtcdMembers%2 == 0 || c.EtcdMembers > 7 {
-		bad("cluster.etcdMembers: %d, want 1, 3, 5 or 7", c.EtcdMembers)
-	}
 	if c.APIServers < 1 {
 		bad("cluster.apiservers: %d, want at least 1", c.APIServers)
 	}
-	if c.HollowNodes < 0 || c.RealNodes < 0 {
-		bad("cluster: hollowNodes %d and realNodes %d must not be negative", c.HollowNodes, c.RealNodes)
-	}
-	if err := c.Etcd.Apply(ptr.To(process.DefaultConfig().Etcd)); err != nil {
+	if err := c.Validate(); err != nil {
 		bad("cluster.%v", err)
 	}
 	if err := s.Load.Validate(); err != nil {
@@ -296,16 +277,16 @@ func (s *Scenario) Validate() error {
 		}
 		names[f.Name] = true
 		switch f.Action {
-		case ActionKill, ActionStop, ActionPause, ActionRestart, ActionPartition:
+		case ActionKill, ActionStop, ActionPause, ActionRestart, ActionPartition, ActionIsolate:
 		default:
-			bad("%s: action %q, want kill, stop, pause, restart or partition", where, f.Action)
+			bad("%s: action %q, want kill, stop, pause, restart, partition or isolate", where, f.Action)
 		}
 		if !validTarget(f.Target) {
 			bad("%s: target %q, want one of %s or actor:NAME", where, f.Target, joinTargets())
 		}
 		if f.Action == ActionPartition && !strings.HasPrefix(string(f.Target), "etcd") &&
 			!strings.HasPrefix(string(f.Target), string(TargetActorPrefix)) {
-			bad("%s: partition needs an etcd target (the process provider cuts etcd peer traffic only)", where)
+			bad("%s: partition needs an etcd target: it cuts a member from its peers (isolate takes any actor off the network)", where)
 		}
 		if f.Target == TargetEtcdQuorum && c.EtcdMembers < 3 {
 			bad("%s: etcd-quorum needs at least 3 members", where)

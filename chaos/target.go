@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,9 +24,11 @@ type resolved struct {
 	actors []string
 	// nodes the fault takes down, for node detections and recoveries.
 	nodes []string
-	// pid, when non-zero, is a process inside an actor (a node's
-	// containerd) signalled directly instead of through the provider.
-	pid int
+	// process, when set, is a process inside the one actor (a node's
+	// containerd or kubelet), signalled through the provider
+	// (Provider.Signal) instead of the actor itself; the actor's own
+	// supervisor brings it back.
+	process string
 }
 
 // resolver finds a target's actors now: etcd's member status, the Leases,
@@ -111,7 +110,8 @@ func (r *resolver) resolve(ctx context.Context, t Target) (resolved, error) {
 		return resolved{}, fmt.Errorf("%s: %w: lease holder %q is no actor of this cluster", t, ErrNoTarget, id)
 	case TargetKubelet:
 		// Hollow kubelets all live in one actor; without it, a real node's
-		// kubelet goes down with its node process (containers survive).
+		// kubelet process (its containers survive, its node supervisor
+		// restarts it).
 		if hn := r.byRole(provider.RoleHollowNodes, true); len(hn) > 0 {
 			nodes, err := r.nodesWithPods(ctx, func(n string) bool { return !r.isRealNode(n) })
 			if err != nil {
@@ -119,24 +119,15 @@ func (r *resolver) resolve(ctx context.Context, t Target) (resolved, error) {
 			}
 			return resolved{actors: []string{hn[0].Name}, nodes: nodes}, nil
 		}
-		return r.realNode(ctx, t)
+		res, err := r.realNode(ctx, t)
+		res.process = "kubelet"
+		return res, err
 	case TargetNode:
 		return r.realNode(ctx, t)
 	case TargetContainerd:
 		res, err := r.realNode(ctx, t)
-		if err != nil {
-			return res, err
-		}
-		for _, a := range r.p.Actors() {
-			if a.Name == res.actors[0] {
-				pid, err := childNamed(a.PID, "containerd")
-				if err != nil {
-					return resolved{}, fmt.Errorf("%s of %s: %w", t, a.Name, err)
-				}
-				res.pid = pid
-			}
-		}
-		return res, nil
+		res.process = "containerd"
+		return res, err
 	}
 	if name, ok := strings.CutPrefix(string(t), string(TargetActorPrefix)); ok {
 		for _, a := range r.p.Actors() {
@@ -234,36 +225,4 @@ func names(as []provider.Actor) []string {
 		out[i] = a.Name
 	}
 	return out
-}
-
-// childNamed finds the child process of ppid whose command is comm, from
-// /proc (Linux).
-func childNamed(ppid int, comm string) (int, error) {
-	if ppid == 0 {
-		return 0, fmt.Errorf("the actor is not running")
-	}
-	dirs, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil {
-		return 0, err
-	}
-	for _, d := range dirs {
-		b, err := os.ReadFile(d)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || close < open || close+2 >= len(s) {
-			continue
-		}
-		fields := strings.Fields(s[close+2:])
-		if len(fields) < 2 || s[open+1:close] != comm {
-			continue
-		}
-		if pp, _ := strconv.Atoi(fields[1]); pp == ppid {
-			pid, _ := strconv.Atoi(strings.Fields(s)[0])
-			return pid, nil
-		}
-	}
-	return 0, fmt.Errorf("no %s process under pid %d (/proc)", comm, ppid)
 }

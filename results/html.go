@@ -24,11 +24,11 @@ func HTML(r *Run) string {
 	fmt.Fprintf(&b, "<p>profile <b>%s</b>, provider %s, runtime %s, started %s, %.1f s. valid: <b>%v</b>. %.1f pods/s to Ready over %d pods.</p>",
 		esc(r.Profile), esc(r.Provider), esc(r.Runtime), esc(r.StartedAt), r.DurationS, r.Valid, r.Throughput.PodsPerS, r.Pods)
 	fmt.Fprintf(&b, "<p>cluster: %d etcd, %d apiservers, %d controller-managers, %d schedulers, %d %s nodes; load: %d objects × %d replicas at %.0f qps</p>",
-		c.EtcdMembers, c.APIServers, c.ControllerManagers, c.Schedulers, c.Nodes, esc(c.NodeKind), c.Objects, c.Replicas, c.QPS)
+		c.Topology.EtcdMembers, c.Topology.APIServers, c.Topology.ControllerManagers, c.Topology.Schedulers, c.Topology.Nodes(), esc(c.NodeKind), c.Objects, c.Replicas, c.QPS)
 	if c.Security != "" {
 		b.WriteString("<p>apiserver security: " + esc(c.Security) + "</p>")
 	}
-	if t := c.EtcdTiming(); t != "" {
+	if t := c.Topology.Etcd.Timing(); t != "" {
 		b.WriteString("<p>" + esc(t) + "</p>")
 	}
 	for _, why := range r.Invalid {

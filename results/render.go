@@ -122,11 +122,11 @@ func Markdown(r *Run) string {
 	fmt.Fprintf(&b, "profile `%s`, provider `%s`, runtime `%s`, started %s, %.1f s. **valid: %v**\n\n", r.Profile, r.Provider, r.Runtime, r.StartedAt, r.DurationS, r.Valid)
 	c := r.Cluster
 	fmt.Fprintf(&b, "cluster: %d etcd, %d apiservers, %d controller-managers, %d schedulers, %d %s nodes; load: %d objects × %d replicas at %.0f qps\n\n",
-		c.EtcdMembers, c.APIServers, c.ControllerManagers, c.Schedulers, c.Nodes, c.NodeKind, c.Objects, c.Replicas, c.QPS)
+		c.Topology.EtcdMembers, c.Topology.APIServers, c.Topology.ControllerManagers, c.Topology.Schedulers, c.Topology.Nodes(), c.NodeKind, c.Objects, c.Replicas, c.QPS)
 	if c.Security != "" {
 		fmt.Fprintf(&b, "apiserver security: %s\n\n", c.Security)
 	}
-	if t := c.EtcdTiming(); t != "" {
+	if t := c.Topology.Etcd.Timing(); t != "" {
 		fmt.Fprintf(&b, "%s\n\n", t)
 	}
 	if len(r.Invalid) > 0 {

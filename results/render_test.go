@@ -7,6 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata golden files")
@@ -20,7 +25,9 @@ func goldenRun() *Run {
 		Schema: Schema, ID: "20261129-golden", Provider: "process", Runtime: "hollow", Profile: "quick",
 		Valid: false, Invalid: []string{"1 of 3 pods miss a step this run's actors stamp"},
 		StartedAt: "2026-11-29T21:00:00Z", DurationS: 73.4,
-		Cluster: Cluster{EtcdMembers: 3, APIServers: 2, ControllerManagers: 2, Schedulers: 2, Nodes: 50, NodeKind: "hollow (realistic)", Objects: 2, Replicas: 2, QPS: 20, Security: "TLS; x509 + token authn; RBAC + Node authz", EtcdHeartbeatMS: 50, EtcdElectionMS: 500},
+		Cluster: Cluster{Topology: provider.Topology{EtcdMembers: 3, APIServers: 2, ControllerManagers: 2, Schedulers: 2, HollowNodes: 50,
+			Etcd: provider.EtcdTuning{HeartbeatInterval: metav1.Duration{Duration: 50 * time.Millisecond}, ElectionTimeout: metav1.Duration{Duration: 500 * time.Millisecond}}},
+			NodeKind: "hollow (realistic)", Objects: 2, Replicas: 2, QPS: 20, Security: "TLS; x509 + token authn; RBAC + Node authz"},
 		Steps: []Step{
 			{Step: "①", Name: "inside: admission + etcd write", From: "rs.received", To: "rs.persisted", Summary: Summary{Count: 2, P50: 4.2, P90: 6.1, P99: 6.3, Max: 6.3}, DocumentedMS: doc(5, 30), Verdict: "faster"},
 			{Step: "⑤", Name: "binding persisted", From: "pod.scheduled", To: "pod.bound", Summary: Summary{Count: 3, P50: 12.5, P90: 20, P99: 21, Max: 21}, Verdict: NA},

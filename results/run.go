@@ -5,11 +5,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
 // Schema is the version of run.json. A change that removes or renames a key
-// bumps it.
-const Schema = "kstep.dev/run/v1"
+// bumps it; ReadRun still reads every older one (SchemaV1).
+const Schema = "kstep.dev/run/v2"
+
+// SchemaV1 is run.json before the cluster's shape became a Topology
+// (cluster.nodes counted every node, cluster.node_kind said which).
+const SchemaV1 = "kstep.dev/run/v1"
 
 // Run is run.json.
 type Run struct {
@@ -120,8 +127,23 @@ type ActorUsage struct {
 	PeakRSSMB  float64 `json:"peak_rss_mb"`
 }
 
-// Cluster is the shape of the cluster a run measured.
+// Cluster is the cluster a run measured: its Topology (the same
+// document as a profile's cluster block) and what the run made of it.
 type Cluster struct {
+	Topology provider.Topology `json:"topology"`
+	// NodeKind says what ran the pods, e.g. "2 real (containerd) + 50
+	// hollow (zero)".
+	NodeKind string  `json:"node_kind"`
+	Objects  int     `json:"objects"`
+	Replicas int     `json:"replicas"`
+	QPS      float64 `json:"qps"`
+	// Security is what the apiservers' write chain authenticated and
+	// authorized with.
+	Security string `json:"security,omitempty"`
+}
+
+// clusterV1 is SchemaV1's cluster.
+type clusterV1 struct {
 	EtcdMembers        int     `json:"etcd_members"`
 	APIServers         int     `json:"apiservers"`
 	ControllerManagers int     `json:"controller_managers"`
@@ -131,21 +153,24 @@ type Cluster struct {
 	Objects            int     `json:"objects"`
 	Replicas           int     `json:"replicas"`
 	QPS                float64 `json:"qps"`
-	// Security is what the apiservers' write chain authenticated and
-	// authorized with.
-	Security string `json:"security,omitempty"`
-	// EtcdHeartbeatMS and EtcdElectionMS are the members' Raft timing (0:
-	// etcd's own defaults, 100 and 1000).
-	EtcdHeartbeatMS int64 `json:"etcd_heartbeat_ms,omitempty"`
-	EtcdElectionMS  int64 `json:"etcd_election_ms,omitempty"`
+	Security           string  `json:"security,omitempty"`
+	EtcdHeartbeatMS    int64   `json:"etcd_heartbeat_ms,omitempty"`
+	EtcdElectionMS     int64   `json:"etcd_election_ms,omitempty"`
 }
 
-// EtcdTiming describes the Raft timing for a report line.
-func (c Cluster) EtcdTiming() string {
-	if c.EtcdHeartbeatMS == 0 && c.EtcdElectionMS == 0 {
-		return ""
+// cluster converts: v1 counted every node in Nodes, and its NodeKind began
+// "<n> real" when some were real ("2 real (containerd) + 50 hollow (zero)");
+// otherwise all were hollow.
+func (c clusterV1) cluster() Cluster {
+	t := provider.Topology{EtcdMembers: c.EtcdMembers, APIServers: c.APIServers,
+		ControllerManagers: c.ControllerManagers, Schedulers: c.Schedulers, HollowNodes: c.Nodes}
+	var real int
+	if n, err := fmt.Sscanf(c.NodeKind, "%d real", &real); err == nil && n == 1 && real <= c.Nodes {
+		t.RealNodes, t.HollowNodes = real, c.Nodes-real
 	}
-	return fmt.Sprintf("etcd Raft: heartbeat %d ms, election timeout %d ms", c.EtcdHeartbeatMS, c.EtcdElectionMS)
+	t.Etcd.HeartbeatInterval.Duration = time.Duration(c.EtcdHeartbeatMS) * time.Millisecond
+	t.Etcd.ElectionTimeout.Duration = time.Duration(c.EtcdElectionMS) * time.Millisecond
+	return Cluster{Topology: t, NodeKind: c.NodeKind, Objects: c.Objects, Replicas: c.Replicas, QPS: c.QPS, Security: c.Security}
 }
 
 // Step is one transition's latency distribution.
@@ -197,12 +222,38 @@ func ReadRun(path string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	var r Run
-	if err := json.Unmarshal(b, &r); err != nil {
+	var head struct {
+		Schema  string          `json:"schema"`
+		Cluster json.RawMessage `json:"cluster"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
 		return nil, fmt.Errorf("run %s: %w", path, err)
 	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("run %s: schema %q, this kstep reads %q", path, r.Schema, Schema)
+	switch head.Schema {
+	case Schema:
+		var r Run
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("run %s: %w", path, err)
+		}
+		return &r, nil
+	case SchemaV1:
+		// Everything but the cluster kept its keys.
+		var r struct {
+			Run
+			Cluster json.RawMessage `json:"cluster"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("run %s: %w", path, err)
+		}
+		var c clusterV1
+		if len(r.Cluster) > 0 {
+			if err := json.Unmarshal(r.Cluster, &c); err != nil {
+				return nil, fmt.Errorf("run %s: cluster: %w", path, err)
+			}
+		}
+		run := r.Run
+		run.Cluster = c.cluster()
+		return &run, nil
 	}
-	return &r, nil
+	return nil, fmt.Errorf("run %s: schema %q, this kstep reads %q and %q", path, head.Schema, Schema, SchemaV1)
 }

@@ -3,6 +3,7 @@ package etcd
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -68,6 +69,11 @@ type Config struct {
 
 	// LogLevel is zap's level: debug, info, warn, error.
 	LogLevel string
+
+	// PeerProxyListen, when set, runs a PeerProxy on this address (the
+	// member's advertised peer address) in front of ListenPeerURLs[0], with
+	// its control at PeerProxyPath on the client URLs.
+	PeerProxyListen string
 }
 
 // DefaultConfig returns a single-member configuration on etcd's default ports
@@ -164,7 +170,16 @@ func (c Config) embedConfig() (*embed.Config, error) {
 	}
 	ec.WatchProgressNotifyInterval = c.WatchProgressNotifyInterval
 	if c.LogLevel != "" {
+		// etcd panics on a level it does not know; refuse it with a message.
+		switch c.LogLevel {
+		case "debug", "info", "warn", "error", "dpanic", "panic", "fatal":
+		default:
+			return nil, fmt.Errorf("member %q: --log-level %q: want debug, info, warn, error, panic or fatal", c.Name, c.LogLevel)
+		}
 		ec.LogLevel = c.LogLevel
+	}
+	if c.PeerProxyListen != "" && len(ec.ListenPeerUrls) != 1 {
+		return nil, fmt.Errorf("member %q: --peer-proxy-listen needs exactly one --listen-peer-urls", c.Name)
 	}
 	// Validate also builds the zap logger from LogLevel; StartEtcd would run
 	// it too, but failing here names the member in the error.
@@ -190,4 +205,18 @@ func parseURLs(flag string, raw []string) ([]url.URL, error) {
 		out = append(out, *u)
 	}
 	return out, nil
+}
+
+// peerTarget is where the peer proxy forwards: the member's peer listener,
+// on loopback when it binds every address.
+func peerTarget(ec *embed.Config) string {
+	u := ec.ListenPeerUrls[0]
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return u.Host
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -14,6 +15,7 @@ import (
 type Member struct {
 	name      string
 	e         *embed.Etcd
+	proxy     *PeerProxy // nil without Config.PeerProxyListen
 	closeOnce sync.Once
 }
 
@@ -39,11 +41,23 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The proxy serves before the member starts: peers reach each other
+	// through it from the first bootstrap message.
+	var proxy *PeerProxy
+	if cfg.PeerProxyListen != "" {
+		if proxy, err = StartPeerProxy(cfg.Name, cfg.PeerProxyListen, peerTarget(ec), cfg.InitialCluster); err != nil {
+			return nil, err
+		}
+		ec.UserHandlers = map[string]http.Handler{PeerProxyPath: proxy}
+	}
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
+		if proxy != nil {
+			proxy.Close()
+		}
 		return nil, fmt.Errorf("etcd member %q: start: %w", cfg.Name, err)
 	}
-	m := &Member{name: cfg.Name, e: e}
+	m := &Member{name: cfg.Name, e: e, proxy: proxy}
 	select {
 	case <-e.Server.ReadyNotify():
 		return m, nil
@@ -86,7 +100,12 @@ func (m *Member) Wait(ctx context.Context) error {
 // the listeners. It is safe to call more than once.
 func (m *Member) Close() {
 	// embed.Etcd.Close closes its error channel, so it must run only once.
-	m.closeOnce.Do(m.e.Close)
+	m.closeOnce.Do(func() {
+		m.e.Close()
+		if m.proxy != nil {
+			m.proxy.Close()
+		}
+	})
 }
 
 // Name returns the member's name.

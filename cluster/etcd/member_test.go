@@ -164,6 +164,12 @@ func TestConfigErrors(t *testing.T) {
 		{"sub-ms heartbeat", func(c *Config) { c.HeartbeatInterval = 1500 * time.Microsecond }, "whole milliseconds"},
 		{"election too short", func(c *Config) { c.ElectionTimeout = 2 * c.HeartbeatInterval }, "election-timeout"},
 		{"bad state", func(c *Config) { c.InitialClusterState = "maybe" }, "clusterState"},
+		// etcd itself panics on an unknown level.
+		{"bad log level", func(c *Config) { c.LogLevel = "loudest" }, `--log-level "loudest"`},
+		{"peer proxy, two peer urls", func(c *Config) {
+			c.PeerProxyListen = "127.0.0.1:0"
+			c.ListenPeerURLs = []string{"http://127.0.0.1:1", "http://127.0.0.1:2"}
+		}, "exactly one --listen-peer-urls"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()

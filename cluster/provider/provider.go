@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // Role is what an actor is in the system under test.
@@ -56,41 +57,71 @@ var (
 	ErrUnsupported = errors.New("not supported by this provider")
 )
 
+// Scope is what a partition cuts.
+type Scope string
+
+const (
+	// ScopePeers cuts an etcd member off from its peers (both directions,
+	// every connection), while its clients (the apiservers) still reach it:
+	// a network split between etcd hosts. Needs Topology.EtcdPeerProxies.
+	ScopePeers Scope = "peers"
+	// ScopeAll takes the whole actor off the cluster's network: it reaches
+	// nothing and nothing reaches it.
+	ScopeAll Scope = "all"
+)
+
 // Provider runs a cluster somewhere: child processes, containers, or a
-// cluster someone else runs. Its shape follows kwok's Runtime.
+// cluster someone else runs. Its shape follows kwok's Runtime. Every
+// provider materialises the same Plan; the harness (bench, chaos, load)
+// reaches a cluster through this interface alone.
 //
 // Every blocking method takes a context and returns when the work is done or
 // the context ends. Implementations are safe for concurrent use.
 type Provider interface {
+	// Name is the provider's registered name ("process", "docker").
+	Name() string
+	// StateDir is the absolute path of the cluster's state directory.
+	StateDir() string
 	// Up starts every actor and returns once all of them are ready to serve.
 	// If it fails, it stops what it started.
 	Up(ctx context.Context) error
-	// Down stops every actor, gracefully first and forcibly after a grace
-	// period, and forgets the cluster.
+	// Down stops every actor (Shutdown's order), gracefully first and
+	// forcibly after a grace period, and forgets the cluster.
 	Down(ctx context.Context) error
+	// Purge deletes what clusters left in the state directory; it refuses
+	// while a recorded cluster is alive.
+	Purge() error
 	// Start starts a stopped actor again with the same configuration, on the
 	// same addresses and the same data, and returns once it is ready.
 	Start(ctx context.Context, actor string) error
 	// Stop sends sig to the actor. For SIGKILL and SIGTERM it also waits for
-	// the actor to exit; SIGSTOP and SIGCONT pause and resume it.
+	// the actor to exit; SIGSTOP and SIGCONT pause and resume it. A real
+	// node that is SIGKILLed goes as a machine does: its pods with it.
 	Stop(ctx context.Context, actor string, sig os.Signal) error
 	// Pause freezes every process of the actor (SIGSTOP, docker pause) and
 	// returns once it is frozen; Unpause thaws it.
 	Pause(ctx context.Context, actor string) error
 	Unpause(ctx context.Context, actor string) error
-	// Partition cuts the actor off from its peers: nothing it sends or
-	// should receive gets through until Heal. Providers return
-	// ErrUnsupported for actors whose traffic they cannot cut.
-	Partition(ctx context.Context, actor string) error
+	// Signal sends sig to the process named process (its command name)
+	// inside the actor, e.g. a real node's containerd or kubelet; the
+	// actor's own supervisor restarts what it kills.
+	Signal(ctx context.Context, actor, process string, sig os.Signal) error
+	// Partition cuts the actor off, as scope says, until Heal. Providers
+	// return ErrUnsupported, with the reason, for what they cannot cut.
+	Partition(ctx context.Context, actor string, scope Scope) error
 	Heal(ctx context.Context, actor string) error
 	// Logs is the actor's stdout and stderr so far.
 	Logs(ctx context.Context, actor string) (io.ReadCloser, error)
-	// Actors lists the cluster's actors in a stable order: etcd members first,
-	// then apiservers, each by index. Endpoint is where each is reached.
+	// Actors lists the cluster's actors in plan order: etcd members first,
+	// then apiservers, each by index. Endpoint is where each is reached from
+	// the host.
 	Actors() []Actor
-	// Kubeconfig is the path of a kubeconfig for the cluster, "" if it has no
-	// apiserver.
+	// Kubeconfig is the path of the host's kubeconfig for the cluster, ""
+	// if it has no apiserver.
 	Kubeconfig() string
+	// Usage is what each actor's processes consumed, summed over restarts:
+	// for every actor that has stopped (every actor after Down).
+	Usage() map[string]Usage
 }
 
 // Usage is what an actor's processes consumed: CPU (user + system, the actor
@@ -100,10 +131,13 @@ type Usage struct {
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`
 }
 
-// UsageReporter is implemented by providers that account each actor's
-// resource use. Usage covers the processes that have exited (every process of
-// a cluster after Down), summed over restarts; an actor that never exited
-// under this provider is absent.
-type UsageReporter interface {
-	Usage() map[string]Usage
+// ProgramIs reports whether argv runs the program name: argv[0]'s base
+// name, or the kstep subcommand (argv[1] of a kstep), so that "containerd"
+// and "kubelet" both name a real node's processes (Provider.Signal).
+func ProgramIs(argv []string, name string) bool {
+	if len(argv) == 0 {
+		return false
+	}
+	base := filepath.Base(argv[0])
+	return base == name || (base == "kstep" && len(argv) > 1 && argv[1] == name)
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kstep-dev/kstep/bench"
+	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/results"
 )
 
@@ -59,7 +60,7 @@ steps.csv, report.md and report.html. Exits 1 when the run is invalid.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&profile, "profile", "quick", "built-in profile (quick, nightly, scale) or a BenchProfile YAML file")
-	f.StringVar(&providerName, "provider", bench.ProviderAuto, providerFlagUsage)
+	f.StringVar(&providerName, "provider", provider.Auto, providerFlagUsage)
 	f.StringVar(&out, "out", "", "run directory (default results/runs/<timestamp>-<profile>)")
 	f.StringVar(&binary, "kstep-binary", "", "kstep binary the actors run (default: this one)")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bars (they are off anyway when stderr is not a terminal)")

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kstep-dev/kstep/chaos"
-	"github.com/kstep-dev/kstep/cluster/provider/process"
+	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
 // The exit codes of kstep chaos.
@@ -31,8 +31,10 @@ func newChaosCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chaos",
 		Short: "Break a cluster under load, time its recovery, check that nothing is lost",
-		Long: `Bring a process-provider cluster up, run a scenario's background load, inject
-its faults (kill, stop, pause, restart, partition) at the etcd leader, an
+		Long: `Bring a cluster up (--provider auto: in Docker containers when a Docker
+daemon answers, else as processes; every fault works on both), run a
+scenario's background load, inject its faults (kill, stop, pause, restart,
+partition, isolate) at the etcd leader, an
 apiserver, the controller-manager or scheduler leader, a kubelet, a node's
 containerd or a whole node — resolved when the fault fires — and measure
 each fault's detection and recovery. Then check the invariants (no
@@ -63,6 +65,11 @@ Exit status: 0 the gate passed, 1 it failed, 2 the run could not complete.`,
 					fmt.Fprintln(cmd.ErrOrStderr(), "kstep chaos:", err)
 					return chaosCouldNot
 				}
+				pname, err := provider.Resolve(ctx, providerName, cmd.ErrOrStderr())
+				if err != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "kstep chaos:", err)
+					return chaosCouldNot
+				}
 				names := []string{scenario}
 				if scenario == scenarioSuite {
 					names = chaos.Builtin()
@@ -83,14 +90,14 @@ Exit status: 0 the gate passed, 1 it failed, 2 the run could not complete.`,
 						dir = filepath.Join(out, sc.Name)
 					}
 					if sc.Cluster.RealNodes > 0 && len(names) > 1 {
-						if err := process.CanRunRealNodes(process.Config{Binary: binary}); err != nil {
+						if err := provider.CanRunRealNodes(pname, provider.Spec{Topology: sc.Cluster, Binary: binary}); err != nil {
 							fmt.Fprintf(cmd.ErrOrStderr(), "kstep chaos: skipping %s: %v\n", sc.Name, err)
 							summary = append(summary, fmt.Sprintf("| %s | skipped: %s |", sc.Name, err))
 							continue
 						}
 					}
 					c, line := runScenario(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), sc, g, chaos.Options{
-						OutDir: dir, Binary: binary, Provider: providerName, Log: cmd.ErrOrStderr()})
+						OutDir: dir, Binary: binary, Provider: pname, Log: cmd.ErrOrStderr()})
 					summary = append(summary, fmt.Sprintf("| %s | %s |", sc.Name, line))
 					worst = max(worst, c)
 					if ctx.Err() != nil {
@@ -115,7 +122,7 @@ Exit status: 0 the gate passed, 1 it failed, 2 the run could not complete.`,
 	f := cmd.Flags()
 	f.StringVar(&scenario, "scenario", "smoke", `built-in scenario, Scenario YAML file, or "all"`)
 	f.StringVar(&gate, "gate", "default", `gate: "default", "ci", or a Gate YAML file`)
-	f.StringVar(&providerName, "provider", "process", "where the cluster runs (process: the only one the chaos engine drives)")
+	f.StringVar(&providerName, "provider", provider.Auto, providerFlagUsage)
 	f.StringVar(&out, "out", "", "run directory (default results/runs/<timestamp>-chaos-<scenario>)")
 	f.StringVar(&binary, "kstep-binary", "", "kstep binary the actors run (default: this one)")
 	f.BoolVar(&list, "list", false, "list the built-in scenarios and exit")

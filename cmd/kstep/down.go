@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kstep-dev/kstep/cluster/provider/process"
+	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
 func newDownCmd() *cobra.Command {
-	cfg := process.DefaultConfig()
+	cfg := provider.Spec{StopGrace: 10 * time.Second}
 	var purge bool
 	cmd := &cobra.Command{
 		Use:   "down",
@@ -27,7 +27,7 @@ unless --purge is given.`,
 			if cfg.StateDir == "" {
 				return errors.New("no --state-dir given and no home directory to default to")
 			}
-			p, err := existingCluster(cfg)
+			p, err := provider.Open(cfg)
 			if err != nil {
 				return err
 			}

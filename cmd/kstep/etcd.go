@@ -62,6 +62,7 @@ closes cleanly.`,
 	f.StringVar(&cfg.AutoCompactionRetention, "auto-compaction-retention", cfg.AutoCompactionRetention, `auto compaction retention for mvcc key value store; "0" disables it`)
 	f.UintVar(&cfg.MaxRequestBytes, "max-request-bytes", cfg.MaxRequestBytes, "maximum client request size in bytes the server will accept")
 	f.DurationVar(&cfg.WatchProgressNotifyInterval, "watch-progress-notify-interval", cfg.WatchProgressNotifyInterval, "duration of periodic watch progress notifications (0 disables them)")
+	f.StringVar(&cfg.PeerProxyListen, "peer-proxy-listen", "", "run a peer proxy on this address (advertise it in --initial-advertise-peer-urls) in front of --listen-peer-urls, controlled at "+etcd.PeerProxyPath+" on the client URLs: how kstep partitions a member from its peers")
 	f.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error, panic, or fatal")
 	return cmd
 }

@@ -48,6 +48,7 @@ are the cluster's actors, which kstep up runs as child processes.`,
 		newReportCmd(),
 		newCompareCmd(),
 		newChaosCmd(),
+		newSignalCmd(),
 	)
 	return root
 }

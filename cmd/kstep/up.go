@@ -13,9 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kstep-dev/kstep/bench"
 	"github.com/kstep-dev/kstep/cluster/provider"
-	"github.com/kstep-dev/kstep/cluster/provider/process"
 )
 
 // defaultStateDir is $HOME/.kstep/default, or "" when there is no home.
@@ -32,8 +30,9 @@ func stateDirFlag(cmd *cobra.Command, dir *string) {
 }
 
 func newUpCmd() *cobra.Command {
-	cfg := process.DefaultConfig()
-	providerName := bench.ProviderProcess
+	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
+	providerName := provider.Process
+	var oldNodes int
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a cluster: etcd, apiservers, controller-managers, schedulers, nodes",
@@ -47,6 +46,9 @@ the cluster is ready, printing KUBECONFIG=<path> as the last line; "kstep
 down" stops it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("nodes") {
+				return fmt.Errorf("up: --nodes is no longer accepted: it meant real nodes here and hollow nodes in bench profiles; use --real-nodes %d (containerd nodes) or --hollow-nodes %d (kubelets over the simulated runtime)", oldNodes, oldNodes)
+			}
 			if cfg.StateDir == "" {
 				return errors.New("no --state-dir given and no home directory to default to")
 			}
@@ -56,12 +58,12 @@ down" stops it.`,
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			stderr := cmd.ErrOrStderr()
-			p, name, err := newCluster(ctx, providerName, cfg, stderr)
+			cfg.Log = stderr
+			p, err := provider.New(ctx, providerName, cfg)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stderr, "kstep: starting %d etcd member(s), %d apiserver(s), %d controller-manager(s), %d scheduler(s), %d node(s) and %d hollow node(s) %s, state in %s\n",
-				cfg.EtcdMembers, cfg.APIServers, cfg.ControllerManagers, cfg.Schedulers, cfg.Nodes, cfg.HollowNodes, providerNote(name), p.StateDir())
+			fmt.Fprintf(stderr, "kstep: starting %s %s, state in %s\n", cfg.Topology, providerNote(p.Name()), p.StateDir())
 			if err := p.Up(ctx); err != nil {
 				return fmt.Errorf("up: %w", err)
 			}
@@ -90,10 +92,13 @@ down" stops it.`,
 	f.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "number of apiservers (0 runs etcd alone)")
 	f.IntVar(&cfg.ControllerManagers, "controller-managers", cfg.ControllerManagers, "number of controller-managers (one leads)")
 	f.IntVar(&cfg.Schedulers, "schedulers", cfg.Schedulers, "number of schedulers (one leads)")
-	f.IntVar(&cfg.Nodes, "nodes", 0, "number of real nodes (containerd + runc + CNI + kubelet); needs make build, and root on Linux for --provider process")
+	f.IntVar(&cfg.RealNodes, "real-nodes", 0, "number of real nodes (containerd + runc + CNI + kubelet); needs make build, and root on Linux for --provider process")
+	f.IntVar(&oldNodes, "nodes", 0, "refused: use --real-nodes or --hollow-nodes")
+	_ = f.MarkHidden("nodes")
 	f.StringSliceVar(&cfg.NodeArgs, "node-arg", nil, "extra flag for every kstep node (repeatable)")
 	f.IntVar(&cfg.HollowNodes, "hollow-nodes", 0, "number of hollow nodes (kubelets over a simulated runtime, all in one process)")
-	f.StringSliceVar(&cfg.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor, e.g. --latency-profile=realistic (repeatable)")
+	f.StringVar(&cfg.LatencyProfile, "latency-profile", "", "the hollow runtime's latency profile: zero, realistic, flaky or a file")
+	f.StringSliceVar(&cfg.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor (repeatable)")
 	f.StringVar(&cfg.TraceDir, "trace-dir", "", "directory for each actor's step events (<actor>.jsonl)")
 	f.StringSliceVar(&cfg.ControllerManagerArgs, "controller-manager-arg", nil, "extra flag for every controller-manager (repeatable)")
 	f.StringSliceVar(&cfg.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable)")
@@ -103,8 +108,9 @@ down" stops it.`,
 	f.DurationVar(&cfg.ReadyTimeout, "ready-timeout", cfg.ReadyTimeout, "how long to wait for each actor to become ready")
 	f.DurationVar(&cfg.StopGrace, "stop-grace", cfg.StopGrace, "how long to wait after SIGTERM before SIGKILL when stopping")
 	f.StringVar(&cfg.Etcd.LogLevel, "etcd-log-level", "", "etcd members' log level (default: kstep etcd's)")
-	f.DurationVar(&cfg.Etcd.HeartbeatInterval, "etcd-heartbeat-interval", cfg.Etcd.HeartbeatInterval, "etcd members' Raft heartbeat (etcd's own default: 100ms)")
-	f.DurationVar(&cfg.Etcd.ElectionTimeout, "etcd-election-timeout", cfg.Etcd.ElectionTimeout, "etcd members' Raft election timeout, at least 5 heartbeats (etcd's own default: 1s)")
+	f.DurationVar(&cfg.Etcd.HeartbeatInterval.Duration, "etcd-heartbeat-interval", cfg.Etcd.HeartbeatInterval.Duration, "etcd members' Raft heartbeat (etcd's own default: 100ms)")
+	f.DurationVar(&cfg.Etcd.ElectionTimeout.Duration, "etcd-election-timeout", cfg.Etcd.ElectionTimeout.Duration, "etcd members' Raft election timeout, at least 5 heartbeats (etcd's own default: 1s)")
+	f.BoolVar(&cfg.Insecure, "insecure", false, "serve the API over plain HTTP with every caller the admin (no PKI): to measure what security costs")
 	return cmd
 }
 

@@ -30,16 +30,16 @@ import (
 // (TLS, client certificates, Node,RBAC) as kstep up runs it. It returns the
 // admin's client, and its rest.Config for raw requests.
 func cluster(b *testing.B, apiserverArgs ...string) (*process.Provider, *kubernetes.Clientset, *rest.Config) {
-	return clusterWith(b, func(*process.Config) {}, apiserverArgs...)
+	return clusterWith(b, func(*provider.Spec) {}, apiserverArgs...)
 }
 
-func clusterWith(b *testing.B, configure func(*process.Config), apiserverArgs ...string) (*process.Provider, *kubernetes.Clientset, *rest.Config) {
+func clusterWith(b *testing.B, configure func(*provider.Spec), apiserverArgs ...string) (*process.Provider, *kubernetes.Clientset, *rest.Config) {
 	b.Helper()
 	bin := os.Getenv("KSTEP_BIN")
 	if bin == "" {
 		b.Skip("KSTEP_BIN is not set: run `make bench-api`")
 	}
-	cfg := process.DefaultConfig()
+	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
 	cfg.Binary, cfg.StateDir, cfg.APIServers = bin, b.TempDir(), 1
 	cfg.APIServerArgs = apiserverArgs
 	configure(&cfg)
@@ -89,7 +89,7 @@ func report(b *testing.B, unit string, ds []float64) {
 // RoleBinding RBAC evaluates on every request.
 func BenchmarkPodCreate(b *testing.B) {
 	b.Run("auth=none", func(b *testing.B) {
-		p, cs, _ := clusterWith(b, func(c *process.Config) { c.Insecure = true })
+		p, cs, _ := clusterWith(b, func(c *provider.Spec) { c.Insecure = true })
 		benchPodCreate(b, p, cs)
 	})
 	b.Run("auth=admin-cert", func(b *testing.B) {
@@ -98,7 +98,7 @@ func BenchmarkPodCreate(b *testing.B) {
 	})
 	b.Run("auth=token-rbac", func(b *testing.B) {
 		const token = "bench-creator-token"
-		p, admin, rc := clusterWith(b, func(c *process.Config) { c.Tokens = []string{token + ",creator,1001"} })
+		p, admin, rc := clusterWith(b, func(c *provider.Spec) { c.Tokens = []string{token + ",creator,1001"} })
 		ctx := context.Background()
 		rule := rbacv1.PolicyRule{Verbs: []string{"create"}, APIGroups: []string{""}, Resources: []string{"pods"}}
 		if _, err := admin.RbacV1().Roles("default").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "creator"}, Rules: []rbacv1.PolicyRule{rule}}, metav1.CreateOptions{}); err != nil {

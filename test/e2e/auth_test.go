@@ -65,7 +65,7 @@ roleRef:
 // anonymously; and checks the node rules with client-go too.
 func TestAuthWithKubectl(t *testing.T) {
 	kpath := kubectlPath(t)
-	cfg := process.DefaultConfig()
+	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
 	cfg.Binary = binary(t)
 	cfg.StateDir = t.TempDir()
 	cfg.APIServers, cfg.ControllerManagers, cfg.Schedulers, cfg.HollowNodes = 1, 1, 1, 2

@@ -36,43 +36,54 @@ func runChaos(t *testing.T, timeout time.Duration, args ...string) (int, string,
 	return code, string(b), rep
 }
 
-// TestChaosSmoke is the CI chaos gate: the etcd leader, an apiserver, the
+// TestChaosSmoke is the CI chaos gate, on every provider (docker where a
+// daemon answers, as on CI): the etcd leader, an apiserver, the
 // controller-manager leader and the kubelets are SIGKILLed one after
 // another under a small load, and the ci gate (generous times, every
 // invariant at 0) passes. The times are logged, never asserted.
 func TestChaosSmoke(t *testing.T) {
-	code, out, rep := runChaos(t, 8*time.Minute, "--scenario", "smoke", "--gate", "ci")
-	if rep == nil {
-		t.Fatalf("exit %d, no report:\n%s", code, out)
-	}
-	for _, f := range rep.Faults {
-		det, rec := "—", "—"
-		if f.Detection.MS != nil {
-			det = time.Duration(*f.Detection.MS * 1e6).Round(time.Millisecond).String()
-		}
-		if f.Recovery.MS != nil {
-			rec = time.Duration(*f.Recovery.MS * 1e6).Round(time.Millisecond).String()
-		}
-		t.Logf("%s (%s): detection %s, recovery %s, longest write gap %.0f ms, failed writes %d",
-			f.Name, strings.Join(f.Actors, ","), det, rec, f.WriteGapMS, f.FailedWrites)
-	}
-	if code != 0 || !rep.Passed {
-		t.Fatalf("exit %d, passed %v; failed lines: %v\n%s", code, rep.Passed, chaos.Failed(rep.Verdicts), out)
-	}
-	want := map[chaos.Target]bool{chaos.TargetEtcdLeader: true, chaos.TargetAPIServer: true, chaos.TargetControllerManager: true, chaos.TargetKubelet: true}
-	for _, f := range rep.Faults {
-		if f.Error != "" || len(f.Actors) == 0 {
-			t.Errorf("%s: actors %v, error %q", f.Name, f.Actors, f.Error)
-		}
-		delete(want, f.Target)
-	}
-	if len(want) > 0 {
-		t.Errorf("faults not run: %v", want)
-	}
-	for _, inv := range rep.Invariants {
-		if !inv.OK() {
-			t.Errorf("invariant %s: %s %v", inv.Name, inv.Summary, inv.Detail)
-		}
+	for _, prov := range []string{"process", "docker"} {
+		t.Run(prov, func(t *testing.T) {
+			if prov == "docker" {
+				needDocker(t)
+			}
+			code, out, rep := runChaos(t, 10*time.Minute, "--scenario", "smoke", "--gate", "ci", "--provider", prov)
+			if rep == nil {
+				t.Fatalf("exit %d, no report:\n%s", code, out)
+			}
+			if rep.Provider != prov || rep.Security == "" || strings.HasPrefix(rep.Security, "none") {
+				t.Errorf("report: provider %q, security %q; want %s with TLS and RBAC", rep.Provider, rep.Security, prov)
+			}
+			for _, f := range rep.Faults {
+				det, rec := "—", "—"
+				if f.Detection.MS != nil {
+					det = time.Duration(*f.Detection.MS * 1e6).Round(time.Millisecond).String()
+				}
+				if f.Recovery.MS != nil {
+					rec = time.Duration(*f.Recovery.MS * 1e6).Round(time.Millisecond).String()
+				}
+				t.Logf("%s (%s): detection %s, recovery %s, longest write gap %.0f ms, failed writes %d",
+					f.Name, strings.Join(f.Actors, ","), det, rec, f.WriteGapMS, f.FailedWrites)
+			}
+			if code != 0 || !rep.Passed {
+				t.Fatalf("exit %d, passed %v; failed lines: %v\n%s", code, rep.Passed, chaos.Failed(rep.Verdicts), out)
+			}
+			want := map[chaos.Target]bool{chaos.TargetEtcdLeader: true, chaos.TargetAPIServer: true, chaos.TargetControllerManager: true, chaos.TargetKubelet: true}
+			for _, f := range rep.Faults {
+				if f.Error != "" || len(f.Actors) == 0 {
+					t.Errorf("%s: actors %v, error %q", f.Name, f.Actors, f.Error)
+				}
+				delete(want, f.Target)
+			}
+			if len(want) > 0 {
+				t.Errorf("faults not run: %v", want)
+			}
+			for _, inv := range rep.Invariants {
+				if !inv.OK() {
+					t.Errorf("invariant %s: %s %v", inv.Name, inv.Summary, inv.Detail)
+				}
+			}
+		})
 	}
 }
 
@@ -81,7 +92,7 @@ func TestChaosSmoke(t *testing.T) {
 // pods than replicas, and kstep chaos exits 1 naming that invariant.
 func TestChaosGateFails(t *testing.T) {
 	code, out, rep := runChaos(t, 6*time.Minute, "--scenario", filepath.Join("testdata", "chaos-broken-rs.yaml"),
-		"--gate", filepath.Join("testdata", "chaos-invariants-gate.yaml"))
+		"--gate", filepath.Join("testdata", "chaos-invariants-gate.yaml"), "--provider", "process")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (gate failed)\n%s", code, out)
 	}

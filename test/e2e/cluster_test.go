@@ -102,7 +102,7 @@ func logs(dir string) string {
 // apiservers.
 func upProvider(t *testing.T, apiservers int) *process.Provider {
 	t.Helper()
-	cfg := process.DefaultConfig()
+	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
 	cfg.Binary = binary(t)
 	cfg.StateDir = t.TempDir()
 	cfg.APIServers = apiservers

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/provider/process"
 	"github.com/kstep-dev/kstep/internal/testenv"
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,7 +24,7 @@ import (
 // schedulers as processes, and n stand-in nodes (kubelets arrive later).
 func controlPlane(t *testing.T, nodes int, cmArgs ...string) (*process.Provider, *kubernetes.Clientset, *testenv.Nodes) {
 	t.Helper()
-	cfg := process.DefaultConfig()
+	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
 	cfg.Binary = binary(t)
 	cfg.StateDir = t.TempDir()
 	cfg.ControllerManagerArgs = cmArgs

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/provider/docker"
 )
 
@@ -57,11 +59,11 @@ func nodeReady(n *corev1.Node) corev1.ConditionStatus {
 func TestDockerProvider(t *testing.T) {
 	bin := binary(t)
 	needDocker(t)
-	if err := docker.CanRunRealNodes(filepath.Dir(bin)); err != nil {
+	if err := docker.CanRunRealNodes(provider.Spec{Binary: bin}); err != nil {
 		t.Skip(err)
 	}
-	cfg := docker.DefaultConfig()
-	cfg.StateDir, cfg.BinDir, cfg.Nodes = t.TempDir(), filepath.Dir(bin), 2
+	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
+	cfg.StateDir, cfg.Binary, cfg.RealNodes = t.TempDir(), bin, 2
 	cfg.TraceDir = filepath.Join(cfg.StateDir, "traces")
 	cfg.ReadyTimeout = 2 * time.Minute
 	cfg.Log = testWriter{t}
@@ -147,6 +149,10 @@ func TestDockerProvider(t *testing.T) {
 	if _, running := runningContainers(t, p)[victim]; running {
 		t.Fatalf("%s's container still runs after Stop", victim)
 	}
+	// Its container's usage was read from Docker before it went.
+	if u := p.Usage()[victim]; u.CPUSeconds <= 0 || u.PeakRSSBytes <= 0 {
+		t.Errorf("usage of %s after Stop: %+v, want CPU and memory", victim, u)
+	}
 	notReady := waitFor(t, victim+" NotReady", 2*time.Minute, func() bool {
 		n, err := cs.CoreV1().Nodes().Get(ctx, victim, metav1.GetOptions{})
 		return err == nil && nodeReady(n) != corev1.ConditionTrue
@@ -166,13 +172,27 @@ func TestDockerProvider(t *testing.T) {
 		t.Fatalf("%s restarted in container %s, was %s", victim, id, byActor[victim])
 	}
 
-	// Partition cuts an apiserver off (the host too reaches it no more);
-	// Heal brings it back on the same published port.
-	api := p.Actors()[4]
-	if err := p.Partition(ctx, api.Name); err != nil {
+	// A process inside a node container: its containerd, SIGKILLed through
+	// the provider, is restarted by the node's supervisor; a program that
+	// is not there is an error.
+	if err := p.Signal(ctx, victim, "containerd", syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	hc := http.Client{Timeout: 2 * time.Second}
+	if err := p.Signal(ctx, victim, "no-such-program", syscall.SIGKILL); err == nil {
+		t.Error("Signal of a program the node does not run succeeded")
+	}
+	waitFor(t, victim+"'s containerd back (Signal finds it again)", time.Minute, func() bool {
+		return p.Signal(ctx, victim, "containerd", syscall.SIGCONT) == nil
+	})
+
+	// Partition (scope all) takes an apiserver off the network (the host
+	// too reaches it no more); Heal brings it back on the same published
+	// port. /readyz is public over TLS: the probe checks readiness only.
+	api := p.Actors()[4]
+	if err := p.Partition(ctx, api.Name, provider.ScopeAll); err != nil {
+		t.Fatal(err)
+	}
+	hc := http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	if resp, err := hc.Get(api.Endpoint + "/readyz"); err == nil {
 		resp.Body.Close()
 		t.Fatalf("%s answers while partitioned", api.Name)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/provider/process"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,7 +16,7 @@ import (
 // watch each), 2 controller-managers, 2 schedulers, 2 apiservers, 3 etcd;
 // 20 ReplicaSets of 100 become 2,000 Ready pods with IPs.
 func TestHollowNodesEndToEnd(t *testing.T) {
-	cfg := process.DefaultConfig()
+	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
 	cfg.Binary = binary(t)
 	cfg.StateDir = t.TempDir()
 	cfg.HollowNodes = 200

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/node"
+	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/provider/process"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -100,8 +101,8 @@ func TestRealNodes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(bin), "containerd")); err != nil {
 		t.Skip("bin/containerd is missing: run make build")
 	}
-	cfg := process.DefaultConfig()
-	cfg.Binary, cfg.StateDir, cfg.Nodes = bin, t.TempDir(), 2
+	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
+	cfg.Binary, cfg.StateDir, cfg.RealNodes = bin, t.TempDir(), 2
 	p, err := process.New(cfg)
 	if err != nil {
 		t.Fatal(err)

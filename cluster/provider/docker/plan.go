@@ -6,20 +6,20 @@ import (
 	"strconv"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
-	"github.com/kstep-dev/kstep/cluster/provider/process"
 )
 
 // The ports actors listen on inside their containers. Every container has
 // its own network namespace, so they are fixed; the host reaches each
-// actor's main port through the port published for it.
-const (
-	etcdClientPort = 2379
-	etcdPeerPort   = 2380
-	apiserverPort  = 6443
-	metricsPort    = 10257 // controller-managers, schedulers, hollow nodes
-	registryPort   = 5000
-	kubeletPort    = 10250 // a node's kubelet /healthz and /metrics
-)
+// actor's main port (Component.Serve) through the port published for it.
+var containerPorts = map[string]int{
+	provider.PortClient:    2379,
+	provider.PortPeer:      2380,
+	provider.PortPeerProxy: 2381,
+	provider.PortAPI:       6443,
+	provider.PortMetrics:   10257, // controller-managers, schedulers, hollow nodes
+	provider.PortRegistry:  5000,
+	provider.PortKubelet:   10250, // a node's kubelet /healthz and /metrics
+}
 
 // Directories inside the containers that live on the actor's volume.
 const (
@@ -27,103 +27,72 @@ const (
 	nodeVolumeDir = "/var/lib/kstep/node"
 )
 
-// actorCount is how many actors (and so published ports) cfg has.
-func actorCount(c Config) int {
-	n := c.EtcdMembers + c.APIServers + c.ControllerManagers + c.Schedulers
-	if c.HollowNodes > 0 {
-		n++
+// addressing places the plan in containers: every actor reached by its
+// name on the cluster's network, on the fixed ports, its data on a volume;
+// the state and trace directories are bind-mounted at the host's paths.
+func addressing(spec provider.Spec, id string) provider.Addressing {
+	return provider.Addressing{
+		Port:       func(_, use string) int { return containerPorts[use] },
+		Host:       func(name string) string { return name },
+		ListenHost: "0.0.0.0",
+		DataDir: func(name string) string {
+			if len(name) > 5 && name[:5] == "etcd-" {
+				return etcdVolumeDir
+			}
+			return nodeVolumeDir
+		},
+		StateDir: spec.StateDir, TraceDir: spec.TraceDir, BinDir: binDir,
+		NodeArgs: func(name string) []string {
+			// containerd's own output beside the actors' logs (a directory
+			// of its own: logs/*.log is one file per actor), and the pods'
+			// cgroups in a tree of the cluster's own.
+			return []string{"--containerd-log=" + filepath.Join(spec.StateDir, "logs", "containerd", name+".log"),
+				"--kubelet-arg=--cgroup-parent=" + cgroupParent(id, name)}
+		},
 	}
-	if c.Nodes > 0 {
-		n += 1 + c.Nodes // the registry
-	}
-	return n
 }
 
-// plan lays the cluster's actors out: their containers, aliases, argv
-// (the process provider's, with container addresses), volumes, and one
-// published host port each, from hostPorts in order.
-func plan(c Config, id string, images map[string]string, hostPorts []int) []actorState {
-	shape := c.shape()
-	dir := c.StateDir
-	url := func(host string, port int) string { return "http://" + host + ":" + strconv.Itoa(port) }
-	listen := func(port int) string { return "0.0.0.0:" + strconv.Itoa(port) }
-	next := 0
-	add := func(out []actorState, name string, role provider.Role, image string, port int, readyPath string, args []string) []actorState {
-		hp := hostPorts[next]
-		next++
-		return append(out, actorState{
-			Actor: provider.Actor{Name: name, Role: role, Endpoint: url("127.0.0.1", hp),
-				LogPath: filepath.Join(dir, "logs", name+".log")},
-			Container: containerName(id, name), Alias: name, Image: image, Args: args,
-			Port: port, HostPort: hp, ReadyURL: url("127.0.0.1", hp) + readyPath,
-		})
+// plan is provider.Plan in containers, with one published host port each,
+// from hostPorts in order.
+func plan(spec provider.Spec, id string, images map[string]string, hostPorts []int) []actorState {
+	comps := provider.Plan(spec.Topology, addressing(spec, id))
+	out := make([]actorState, 0, len(comps))
+	for i, c := range comps {
+		hp := hostPorts[i]
+		ep := c.Scheme + "://127.0.0.1:" + strconv.Itoa(hp)
+		image := images[controlPlaneImage.kind]
+		if c.Role == provider.RoleNode {
+			image = images[nodeImage.kind]
+		}
+		a := actorState{
+			Actor:     provider.Actor{Name: c.Name, Role: c.Role, Endpoint: ep, LogPath: provider.LogPath(spec.StateDir, c.Name)},
+			Component: c,
+			Container: containerName(id, c.Name), Alias: c.Name, Image: image,
+			Port: c.Ports[c.Serve], HostPort: hp, ReadyURL: ep + c.ReadyPath,
+		}
+		if c.DataDir != "" {
+			a.Volume, a.VolumeDir = containerName(id, c.Name), c.DataDir
+		}
+		out = append(out, a)
 	}
-	kubeconfig := func(name string) string { return filepath.Join(dir, "kubeconfigs", name+".kubeconfig") }
-	cp := images[controlPlaneImage.kind]
+	return out
+}
 
-	var initial, etcdServers []string
-	for i := range c.EtcdMembers {
-		name := fmt.Sprintf("etcd-%d", i)
-		initial = append(initial, name+"="+url(name, etcdPeerPort))
-		etcdServers = append(etcdServers, url(name, etcdClientPort))
-	}
-	var actors []actorState
-	for i := range c.EtcdMembers {
-		name := fmt.Sprintf("etcd-%d", i)
-		args := shape.EtcdArgv(process.EtcdMember{
-			Name: name, DataDir: etcdVolumeDir + "/data",
-			ListenClient: url("0.0.0.0", etcdClientPort), AdvertiseClient: url(name, etcdClientPort),
-			ListenPeer: url("0.0.0.0", etcdPeerPort), AdvertisePeer: url(name, etcdPeerPort),
-			InitialCluster: initial,
-		})
-		actors = add(actors, name, provider.RoleEtcd, cp, etcdClientPort, "/health", args)
-		a := &actors[len(actors)-1]
-		a.Volume, a.VolumeDir = containerName(id, name), etcdVolumeDir
-	}
-	for i := range c.APIServers {
-		name := fmt.Sprintf("apiserver-%d", i)
-		actors = add(actors, name, provider.RoleAPIServer, cp, apiserverPort, "/readyz",
-			shape.APIServerArgv(name, listen(apiserverPort), etcdServers))
-	}
-	for _, role := range []provider.Role{provider.RoleControllerManager, provider.RoleScheduler} {
-		count := c.ControllerManagers
-		if role == provider.RoleScheduler {
-			count = c.Schedulers
-		}
-		for i := range count {
-			name := fmt.Sprintf("%s-%d", role, i)
-			actors = add(actors, name, role, cp, metricsPort, "/healthz",
-				shape.LeaderElectedArgv(role, name, kubeconfig(name), listen(metricsPort)))
-			actors[len(actors)-1].Kubeconfig = kubeconfig(name)
-		}
-	}
-	if c.HollowNodes > 0 {
-		name := string(provider.RoleHollowNodes)
-		actors = add(actors, name, provider.RoleHollowNodes, cp, metricsPort, "/healthz",
-			shape.HollowNodesArgv(kubeconfig(name), listen(metricsPort)))
-		actors[len(actors)-1].Kubeconfig = kubeconfig(name)
-	}
-	if c.Nodes > 0 {
-		name := string(provider.RoleRegistry)
-		actors = add(actors, name, provider.RoleRegistry, cp, registryPort, "/healthz",
-			process.RegistryArgv(listen(registryPort), binDir))
-		for i := range c.Nodes {
-			name := fmt.Sprintf("node-%d", i)
-			args := shape.NodeArgv(process.RealNode{Name: name, Index: i + 1, Dir: nodeVolumeDir, BinDir: binDir,
-				Registry: string(provider.RoleRegistry) + ":" + strconv.Itoa(registryPort), Kubeconfig: kubeconfig(name),
-				KubeletMetricsListen: listen(kubeletPort)})
-			// containerd's own output beside the actors' logs (a directory
-			// of its own: logs/*.log is one file per actor).
-			args = append(args, "--containerd-log="+filepath.Join(dir, "logs", "containerd", name+".log"),
-				"--kubelet-arg=--cgroup-parent="+cgroupParent(id, name))
-			actors = add(actors, name, provider.RoleNode, images[nodeImage.kind], kubeletPort, "/healthz", args)
-			a := &actors[len(actors)-1]
-			a.Kubeconfig = kubeconfig(name)
-			a.Volume, a.VolumeDir = containerName(id, name), nodeVolumeDir
-		}
-	}
-	return actors
+// planSize is how many actors (and so published ports) spec has.
+func planSize(spec provider.Spec) int {
+	return len(provider.Plan(spec.Topology, addressing(spec, "")))
 }
 
 // containerName is the Docker name of an actor's container (and volume).
 func containerName(id, actor string) string { return "kstep-" + id + "-" + actor }
+
+// serverURL is how containers reach an apiserver: by its name.
+func serverURL(secure bool) func(string) string {
+	scheme := "https"
+	if !secure {
+		scheme = "http"
+	}
+	return func(name string) string {
+		return fmt.Sprintf("%s://%s:%d", scheme, name, containerPorts[provider.PortAPI])
+	}
+}

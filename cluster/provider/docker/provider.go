@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,7 +11,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -26,10 +24,8 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
-	"github.com/kstep-dev/kstep/cluster/provider/process"
 )
 
 func init() {
@@ -51,7 +47,7 @@ var _ provider.Provider = (*Provider)(nil)
 // and restart its actors too. It is safe for concurrent use; Up and Down
 // are serialized.
 type Provider struct {
-	cfg    Config
+	cfg    provider.Spec
 	binDir string
 	logf   func(format string, a ...any)
 
@@ -65,11 +61,25 @@ type Provider struct {
 	// first node decides, then "privileged" or "fallback".
 	nodeModeMu sync.Mutex
 	nodeMode   string
+
+	// usage sums each actor's container usage, sampled before every stop.
+	usageMu sync.Mutex
+	usage   map[string]provider.Usage
+}
+
+func init() {
+	provider.Register(provider.Driver{
+		Name:      provider.Docker,
+		New:       func(s provider.Spec) (provider.Provider, error) { return New(s) },
+		Available: Available,
+		Recorded:  HasCluster,
+		RealNodes: CanRunRealNodes,
+	})
 }
 
 // New returns a Provider for the cluster in cfg.StateDir, loading the
 // cluster recorded there if there is one. It does not talk to Docker.
-func New(cfg Config) (*Provider, error) {
+func New(cfg provider.Spec) (*Provider, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("state dir is empty")
 	}
@@ -83,17 +93,9 @@ func New(cfg Config) (*Provider, error) {
 			return nil, err
 		}
 	}
-	cfg.ReadyTimeout = cmp.Or(max(cfg.ReadyTimeout, 0), time.Minute)
-	cfg.StopGrace = cmp.Or(max(cfg.StopGrace, 0), 10*time.Second)
-	bin := cfg.BinDir
-	if bin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("find the kstep binary: %w", err)
-		}
-		bin = filepath.Dir(exe)
-	}
-	if bin, err = filepath.Abs(bin); err != nil {
+	cfg = cfg.WithDefaults()
+	bin, err := binDirOf(cfg.Binary)
+	if err != nil {
 		return nil, err
 	}
 	st, err := loadState(dir)
@@ -101,12 +103,12 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	out := cfg.Log
-	if out == nil {
-		out = io.Discard
-	}
 	logf := func(format string, a ...any) { fmt.Fprintf(out, "kstep docker: "+format+"\n", a...) }
-	return &Provider{cfg: cfg, binDir: bin, logf: logf, st: st}, nil
+	return &Provider{cfg: cfg, binDir: bin, logf: logf, st: st, usage: map[string]provider.Usage{}}, nil
 }
+
+// Name is "docker".
+func (p *Provider) Name() string { return provider.Docker }
 
 // StateDir is the absolute path of the cluster's state directory.
 func (p *Provider) StateDir() string { return p.cfg.StateDir }
@@ -156,6 +158,11 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 	if err := p.cfg.Validate(); err != nil {
 		return err
 	}
+	if p.cfg.RealNodes > 0 {
+		if err := CanRunRealNodes(p.cfg); err != nil {
+			return err
+		}
+	}
 	p.lifecycle.Lock()
 	defer p.lifecycle.Unlock()
 	cli, err := p.client(ctx)
@@ -182,10 +189,10 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	if err := os.Remove(filepath.Join(p.cfg.StateDir, "kubeconfig")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(provider.KubeconfigPath(p.cfg.StateDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove old kubeconfig: %w", err)
 	}
-	ports, err := process.FreePorts(actorCount(p.cfg))
+	ports, err := provider.FreePorts(planSize(p.cfg))
 	if err != nil {
 		return err
 	}
@@ -221,29 +228,21 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := p.writeActorKubeconfigs(st); err != nil {
-		return err
-	}
-	// Etcd members first (they are ready only together), then the
-	// apiservers; the others need the apiservers (and the nodes the
-	// registry), not each other.
-	roles := st.byRole()
-	phases := [][]string{roles[provider.RoleEtcd], roles[provider.RoleAPIServer], roles[provider.RoleRegistry],
-		slices.Concat(roles[provider.RoleControllerManager], roles[provider.RoleScheduler], roles[provider.RoleHollowNodes], roles[provider.RoleNode])}
-	for i, names := range phases {
-		if i == 2 {
-			if len(roles[provider.RoleAPIServer]) == 0 {
-				return nil
-			}
-			if err := p.writeKubeconfig(); err != nil {
-				return err
-			}
-		}
-		if err := p.startAll(ctx, names); err != nil {
+	// The same PKI, TLS, authentication, RBAC and node identities as every
+	// provider: the serving certificate also names the apiservers as the
+	// containers reach them.
+	secure := !p.cfg.Insecure
+	comps := st.components()
+	if secure {
+		hosts := provider.ByRole(comps)[provider.RoleAPIServer]
+		if err := provider.WritePKI(p.cfg.StateDir, comps, hosts, p.cfg.Tokens); err != nil {
 			return err
 		}
 	}
-	return nil
+	if err := provider.WriteKubeconfigs(p.cfg.StateDir, comps, secure, serverURL(secure)); err != nil {
+		return err
+	}
+	return provider.Boot(ctx, comps, p.startAll, p.writeKubeconfig)
 }
 
 // checkNotRunning refuses to replace a live cluster someone else owns.
@@ -254,7 +253,7 @@ func (p *Provider) checkNotRunning(ctx context.Context, cli client.APIClient, id
 	if err != nil || st == nil {
 		return err
 	}
-	if !st.Detached && st.Owner != os.Getpid() && !process.ProcessAlive(st.Owner) {
+	if !st.Detached && st.Owner != os.Getpid() && !pidAlive(st.Owner) {
 		return nil // its owner died: what is left is stale
 	}
 	l, err := cli.ContainerList(ctx, client.ContainerListOptions{Filters: make(client.Filters).Add("label", labelCluster+"="+id)})
@@ -271,7 +270,7 @@ func (p *Provider) checkNotRunning(ctx context.Context, cli client.APIClient, id
 // images builds (or finds) the images the cluster needs, by kind.
 func (p *Provider) images(ctx context.Context, cli client.APIClient) (map[string]string, error) {
 	specs := []imageSpec{controlPlaneImage}
-	if p.cfg.Nodes > 0 {
+	if p.cfg.RealNodes > 0 {
 		specs = append(specs, nodeImage)
 	}
 	out := map[string]string{}
@@ -285,29 +284,6 @@ func (p *Provider) images(ctx context.Context, cli client.APIClient) (map[string
 	return out, nil
 }
 
-// writeActorKubeconfigs writes each apiserver client's kubeconfig: actor i
-// of a role talks to apiserver i mod N by its name on the network.
-func (p *Provider) writeActorKubeconfigs(st *clusterState) error {
-	var servers []provider.Actor
-	for _, a := range st.Actors {
-		if a.Role == provider.RoleAPIServer {
-			servers = append(servers, provider.Actor{Name: a.Name, Endpoint: "http://" + a.Alias + ":" + strconv.Itoa(a.Port)})
-		}
-	}
-	index := map[provider.Role]int{}
-	for _, a := range st.Actors {
-		if a.Kubeconfig == "" || len(servers) == 0 {
-			continue
-		}
-		server := servers[index[a.Role]%len(servers)]
-		index[a.Role]++
-		if err := clientcmd.WriteToFile(*process.ActorKubeconfig(a.Name, server), a.Kubeconfig); err != nil {
-			return fmt.Errorf("write kubeconfig %s: %w", a.Kubeconfig, err)
-		}
-	}
-	return nil
-}
-
 // writeKubeconfig writes the host's kubeconfig: a context per apiserver
 // at its published port.
 func (p *Provider) writeKubeconfig() error {
@@ -319,9 +295,9 @@ func (p *Provider) writeKubeconfig() error {
 			servers = append(servers, a.Actor)
 		}
 	}
-	path := filepath.Join(p.cfg.StateDir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*process.AdminKubeconfig(servers), path); err != nil {
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	path, err := provider.WriteAdminKubeconfig(p.cfg.StateDir, servers, !p.cfg.Insecure)
+	if err != nil {
+		return err
 	}
 	p.st.Kubeconfig = path
 	return saveState(p.cfg.StateDir, p.st)
@@ -367,7 +343,7 @@ func (p *Provider) waitReady(ctx context.Context, a actorState) error {
 		}
 		return false, nil
 	}
-	return process.WaitReady(ctx, a.Actor, a.ReadyURL, p.cfg.ReadyTimeout, exited)
+	return provider.WaitReady(ctx, a.Actor, a.ReadyURL, p.cfg.ReadyTimeout, exited)
 }
 
 // Start starts a stopped actor's container again: the same argv, ports,
@@ -426,10 +402,13 @@ func (p *Provider) Stop(ctx context.Context, name string, sig os.Signal) error {
 			return fmt.Errorf("stop %s: unpause: %w", name, err)
 		}
 	}
+	if terminates(s) {
+		p.sampleUsage(ctx, cli, a)
+	}
 	if _, err := cli.ContainerKill(ctx, a.Container, client.ContainerKillOptions{Signal: strconv.Itoa(int(s))}); err != nil {
 		return fmt.Errorf("stop %s: kill -%d: %w", name, s, err)
 	}
-	if s != syscall.SIGKILL && s != syscall.SIGTERM && s != syscall.SIGINT {
+	if !terminates(s) {
 		return nil
 	}
 	w := cli.ContainerWait(ctx, a.Container, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
@@ -469,30 +448,60 @@ func (p *Provider) setPaused(ctx context.Context, name string, paused bool) erro
 	return nil
 }
 
-// Partition disconnects the actor's container from the cluster's network:
-// it reaches no peer and no peer reaches it (its published port goes too)
-// until Heal.
-func (p *Provider) Partition(ctx context.Context, name string) error {
+// Partition cuts the actor off. provider.ScopePeers cuts an etcd member
+// off from its peers through the peer proxies inside the members (as on
+// every provider); provider.ScopeAll disconnects the actor's container from
+// the cluster's network: it reaches no peer and no peer reaches it (its
+// published port goes too) until Heal.
+func (p *Provider) Partition(ctx context.Context, name string, scope provider.Scope) error {
 	a, cli, err := p.lookup(ctx, "partition", name)
 	if err != nil {
 		return err
 	}
-	if _, err := cli.NetworkDisconnect(ctx, p.network(), client.NetworkDisconnectOptions{Container: a.Container, Force: true}); err != nil {
-		return fmt.Errorf("partition %s: %w", name, err)
+	switch scope {
+	case provider.ScopePeers:
+		if a.Role != provider.RoleEtcd {
+			return fmt.Errorf("partition %s: only etcd members have peers to be cut from (scope %q); take the actor off the network with scope %q: %w",
+				name, scope, provider.ScopeAll, provider.ErrUnsupported)
+		}
+		if err := provider.SetPeerCut(ctx, p.Actors(), name, true); err != nil {
+			return fmt.Errorf("partition %s: %w", name, err)
+		}
+		return nil
+	case provider.ScopeAll:
+		if _, err := cli.NetworkDisconnect(ctx, p.network(), client.NetworkDisconnectOptions{Container: a.Container, Force: true}); err != nil {
+			return fmt.Errorf("partition %s: %w", name, err)
+		}
+		return nil
 	}
-	return nil
+	return fmt.Errorf("partition %s: scope %q: %w", name, scope, provider.ErrUnsupported)
 }
 
-// Heal connects a partitioned actor's container to the network again,
-// under its name.
+// Heal undoes Partition, whichever scope it had: a container off the
+// network is connected again under its name, a member's peer cut lifted.
 func (p *Provider) Heal(ctx context.Context, name string) error {
 	a, cli, err := p.lookup(ctx, "heal", name)
 	if err != nil {
 		return err
 	}
-	if _, err := cli.NetworkConnect(ctx, p.network(), client.NetworkConnectOptions{Container: a.Container,
-		EndpointConfig: &network.EndpointSettings{Aliases: []string{a.Alias}}}); err != nil {
+	ins, err := cli.ContainerInspect(ctx, a.Container, client.ContainerInspectOptions{})
+	if err != nil {
 		return fmt.Errorf("heal %s: %w", name, err)
+	}
+	nw := p.network()
+	if ns := ins.Container.NetworkSettings; ns != nil {
+		if _, on := ns.Networks[nw]; !on {
+			if _, err := cli.NetworkConnect(ctx, nw, client.NetworkConnectOptions{Container: a.Container,
+				EndpointConfig: &network.EndpointSettings{Aliases: []string{a.Alias}}}); err != nil {
+				return fmt.Errorf("heal %s: %w", name, err)
+			}
+			return nil
+		}
+	}
+	if a.Role == provider.RoleEtcd {
+		if err := provider.SetPeerCut(ctx, p.Actors(), name, false); err != nil {
+			return fmt.Errorf("heal %s: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -621,11 +630,11 @@ func (p *Provider) Down(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("down: %w", err)
 	}
-	if !st.Detached && st.Owner != os.Getpid() && process.ProcessAlive(st.Owner) {
+	if !st.Detached && st.Owner != os.Getpid() && pidAlive(st.Owner) {
 		// The owner stops its cluster and removes docker.json.
 		if err := syscall.Kill(st.Owner, syscall.SIGTERM); err == nil {
 			deadline := time.Now().Add(2*p.cfg.StopGrace + 30*time.Second)
-			for process.ProcessAlive(st.Owner) && time.Now().Before(deadline) && ctx.Err() == nil {
+			for pidAlive(st.Owner) && time.Now().Before(deadline) && ctx.Err() == nil {
 				time.Sleep(100 * time.Millisecond)
 			}
 		}
@@ -645,11 +654,11 @@ func (p *Provider) Down(ctx context.Context) error {
 	return nil
 }
 
-// remove stops st's containers in order, then removes them, the network
-// and the volumes (by label, so what a failed Up created is found too).
+// remove stops st's containers in provider.Shutdown's order (each sampled
+// for its usage first), then removes them, the network and the volumes (by
+// label, so what a failed Up created is found too).
 func (p *Provider) remove(ctx context.Context, cli client.APIClient, st *clusterState, grace time.Duration) error {
-	roles := st.byRole()
-	stop := func(names ...string) {
+	stop := func(ctx context.Context, names []string, grace time.Duration) error {
 		var wg sync.WaitGroup
 		for _, n := range names {
 			a, err := st.actor(n)
@@ -659,18 +668,16 @@ func (p *Provider) remove(ctx context.Context, cli client.APIClient, st *cluster
 			wg.Go(func() {
 				secs := int(grace.Seconds())
 				_, _ = cli.ContainerUnpause(ctx, a.Container, client.ContainerUnpauseOptions{})
+				if s, err := p.containerState(ctx, cli, *a); err == nil && s.Running {
+					p.sampleUsage(ctx, cli, *a)
+				}
 				_, _ = cli.ContainerStop(ctx, a.Container, client.ContainerStopOptions{Timeout: &secs})
 			})
 		}
 		wg.Wait()
+		return nil
 	}
-	// Clients first, so none logs the apiservers' going as a failure; etcd
-	// members one at a time, last first, so leadership hands over quickly.
-	stop(slices.Concat(roles[provider.RoleControllerManager], roles[provider.RoleScheduler], roles[provider.RoleHollowNodes], roles[provider.RoleNode])...)
-	stop(slices.Concat(roles[provider.RoleAPIServer], roles[provider.RoleRegistry])...)
-	for _, n := range slices.Backward(roles[provider.RoleEtcd]) {
-		stop(n)
-	}
+	_ = provider.Shutdown(ctx, st.components(), grace, stop, nil)
 	return removeCluster(ctx, cli, st.ID)
 }
 
@@ -705,7 +712,7 @@ func (p *Provider) Purge() error {
 	if HasCluster(dir) {
 		return fmt.Errorf("purge %s: %w: run kstep down first", dir, provider.ErrClusterRunning)
 	}
-	for _, name := range []string{"logs", "kubeconfigs", "kubeconfig", StateFile} {
+	for _, name := range []string{"logs", "kubeconfigs", "kubeconfig", "pki", StateFile} {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("purge %s: %w", dir, err)
 		}
@@ -733,6 +740,10 @@ func (p *Provider) create(ctx context.Context, st *clusterState, a actorState) e
 	if p.cfg.TraceDir != "" {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: p.cfg.TraceDir, Target: p.cfg.TraceDir})
 	}
+	if !p.cfg.Insecure {
+		pki := provider.PKIPaths(p.cfg.StateDir).Dir
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: pki, Target: pki, ReadOnly: true})
+	}
 	if a.Volume != "" {
 		if _, err := cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: a.Volume, Labels: p.labels(st, a.Name)}); err != nil {
 			return fmt.Errorf("%s: create volume: %w", a.Name, err)
@@ -748,7 +759,7 @@ func (p *Provider) create(ctx context.Context, st *clusterState, a actorState) e
 	req := testcontainers.ContainerRequest{
 		Image:          a.Image,
 		Name:           a.Container,
-		Cmd:            a.Args,
+		Cmd:            a.Component.Args,
 		Env:            map[string]string{"KSTEP_LOG_FILE": a.LogPath},
 		Labels:         p.labels(st, a.Name),
 		ExposedPorts:   []string{port.String()},

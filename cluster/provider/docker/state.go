@@ -14,7 +14,7 @@ import (
 )
 
 // stateVersion is bumped when docker.json changes incompatibly.
-const stateVersion = 1
+const stateVersion = 2
 
 // StateFile is the file in a state directory that records a docker
 // cluster; its presence is how kstep down tells a docker cluster from a
@@ -44,12 +44,12 @@ type actorState struct {
 	// Actor's Endpoint is the host's URL (a port published on 127.0.0.1);
 	// PID is not recorded, Actors reads it from Docker.
 	provider.Actor
+	// Component is the plan's (its Args the argv after the kstep binary).
+	Component provider.Component `json:"component"`
 	// Container is the container's name; Alias its name on the network.
 	Container string `json:"container"`
 	Alias     string `json:"alias"`
 	Image     string `json:"image"`
-	// Args is the argv after the kstep binary.
-	Args []string `json:"args"`
 	// Port is the container port published as HostPort on 127.0.0.1.
 	Port     int `json:"port"`
 	HostPort int `json:"hostPort"`
@@ -59,9 +59,6 @@ type actorState struct {
 	// containerd root and state.
 	Volume    string `json:"volume,omitempty"`
 	VolumeDir string `json:"volumeDir,omitempty"`
-	// Kubeconfig is the actor's own kubeconfig (addressed by container
-	// name), bind-mounted at the same path.
-	Kubeconfig string `json:"kubeconfig,omitempty"`
 }
 
 func (s *clusterState) actor(name string) (*actorState, error) {
@@ -72,11 +69,11 @@ func (s *clusterState) actor(name string) (*actorState, error) {
 	return &s.Actors[i], nil
 }
 
-// byRole groups actor names by role, each group in order.
-func (s *clusterState) byRole() map[provider.Role][]string {
-	out := map[provider.Role][]string{}
-	for _, a := range s.Actors {
-		out[a.Role] = append(out[a.Role], a.Name)
+// components are the cluster's actors as the plan's Components, in order.
+func (s *clusterState) components() []provider.Component {
+	out := make([]provider.Component, len(s.Actors))
+	for i, a := range s.Actors {
+		out[i] = a.Component
 	}
 	return out
 }

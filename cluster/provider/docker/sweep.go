@@ -8,8 +8,6 @@ import (
 	"strconv"
 
 	"github.com/moby/moby/client"
-
-	"github.com/kstep-dev/kstep/cluster/provider/process"
 )
 
 // The labels on every Docker resource kstep creates.
@@ -38,7 +36,7 @@ func stale(labels map[string]string, id string) bool {
 		return false
 	}
 	owner, err := strconv.Atoi(labels[labelOwner])
-	return err != nil || !process.ProcessAlive(owner)
+	return err != nil || !pidAlive(owner)
 }
 
 // sweep removes kstep's stale containers, networks and volumes (see

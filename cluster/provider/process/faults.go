@@ -20,81 +20,87 @@ func (p *Provider) Unpause(ctx context.Context, name string) error {
 	return p.Stop(ctx, name, syscall.SIGCONT)
 }
 
-// Partition cuts an etcd member off from its peers: the peer proxies
-// (Config.EtcdPeerProxy) close every connection into the member and every
-// connection it opened, and refuse new ones until Heal. Its clients (the
-// apiservers) still reach it, as with a real network split between etcd
-// hosts. Other actors, and clusters without peer proxies, are
-// ErrUnsupported: every actor shares the host's loopback.
-func (p *Provider) Partition(_ context.Context, name string) error {
-	pp, err := p.proxiesFor(name)
-	if err != nil {
+// Partition cuts an etcd member off from its peers (provider.ScopePeers)
+// through the peer proxies inside the members (Topology.EtcdPeerProxies):
+// its clients (the apiservers) still reach it, as with a real network split
+// between etcd hosts. A whole actor off the network (provider.ScopeAll) and
+// other actors' traffic are ErrUnsupported: every actor shares the host's
+// loopback.
+func (p *Provider) Partition(ctx context.Context, name string, scope provider.Scope) error {
+	if err := p.peerActor(name, scope); err != nil {
 		return fmt.Errorf("partition %s: %w", name, err)
 	}
-	if err := pp.partition(name); err != nil {
+	if err := provider.SetPeerCut(ctx, p.Actors(), name, true); err != nil {
 		return fmt.Errorf("partition %s: %w", name, err)
 	}
 	return nil
 }
 
 // Heal undoes Partition.
-func (p *Provider) Heal(_ context.Context, name string) error {
-	pp, err := p.proxiesFor(name)
-	if err != nil {
+func (p *Provider) Heal(ctx context.Context, name string) error {
+	if err := p.peerActor(name, provider.ScopePeers); err != nil {
 		return fmt.Errorf("heal %s: %w", name, err)
 	}
-	if err := pp.heal(name); err != nil {
+	if err := provider.SetPeerCut(ctx, p.Actors(), name, false); err != nil {
 		return fmt.Errorf("heal %s: %w", name, err)
 	}
 	return nil
 }
 
-// proxiesFor returns the peer proxies that can cut name's traffic.
-func (p *Provider) proxiesFor(name string) (*peerProxies, error) {
+// peerActor checks that name is an etcd member and scope is peers.
+func (p *Provider) peerActor(name string, scope provider.Scope) error {
+	if scope != provider.ScopePeers {
+		return fmt.Errorf("the process provider runs every actor on the host's loopback and cannot take one off the network (scope %q; docker can): %w", scope, provider.ErrUnsupported)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.loadedLocked(); err != nil {
-		return nil, err
+		return err
 	}
 	a, err := p.st.actor(name)
 	if err != nil {
-		return nil, err
-	}
-	if a.Role != provider.RoleEtcd {
-		return nil, fmt.Errorf("only etcd members' peer traffic can be cut by the process provider: %w", provider.ErrUnsupported)
-	}
-	if p.proxies == nil {
-		return nil, fmt.Errorf("the cluster runs without etcd peer proxies (Config.EtcdPeerProxy) in this process: %w", provider.ErrUnsupported)
-	}
-	return p.proxies, nil
-}
-
-// startPeerProxiesLocked starts the peer proxies of the recorded cluster's
-// etcd members, if it has them. Caller holds p.mu.
-func (p *Provider) startPeerProxiesLocked() error {
-	members := map[string][2]int{}
-	for _, a := range p.st.Actors {
-		if adv, ok := a.Ports["peer-proxy"]; ok && a.Role == provider.RoleEtcd {
-			members[a.Name] = [2]int{adv, a.Ports["peer"]}
-		}
-	}
-	if len(members) == 0 {
-		return nil
-	}
-	pp, err := startPeerProxies(members)
-	if err != nil {
 		return err
 	}
-	p.proxies = pp
+	if a.Role != provider.RoleEtcd {
+		return fmt.Errorf("only etcd members' peer traffic can be cut by the process provider: %w", provider.ErrUnsupported)
+	}
 	return nil
 }
 
-// stopPeerProxies closes the peer proxies, if any.
-func (p *Provider) stopPeerProxies() {
+// Signal sends sig to the process named process (argv[0]'s base name, or
+// the kstep subcommand: "containerd", "kubelet") among the actor's
+// descendants, found in /proc.
+func (p *Provider) Signal(_ context.Context, name, process string, sig os.Signal) error {
+	s, err := toSyscall(sig)
+	if err != nil {
+		return fmt.Errorf("signal %s of %s: %w", process, name, err)
+	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.proxies.close()
-	p.proxies = nil
+	if err := p.loadedLocked(); err != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("signal %s of %s: %w", process, name, err)
+	}
+	a, err := p.st.actor(name)
+	running := err == nil && p.runningLocked(a)
+	var pid int
+	if running {
+		pid = a.PID
+	}
+	p.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("signal: %w", err)
+	}
+	if !running {
+		return fmt.Errorf("signal %s of %s: %w", process, name, provider.ErrActorNotRunning)
+	}
+	target, err := descendantNamed(pid, process)
+	if err != nil {
+		return fmt.Errorf("signal %s of %s: %w", process, name, err)
+	}
+	if err := signalProcess(target, s); err != nil {
+		return fmt.Errorf("signal %s of %s: %w", process, name, err)
+	}
+	return nil
 }
 
 // Logs opens the actor's log file.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
 // reapOrphanPods kills the pods that nodes of the cluster in stateDir left
@@ -22,22 +24,16 @@ func reapOrphanPods(stateDir string) error {
 	if err != nil {
 		return err
 	}
-	procs, err := os.ReadDir("/proc")
+	children, err := processTree()
 	if err != nil {
 		return fmt.Errorf("reap pods: %w", err)
 	}
-	children := map[int][]int{}
 	var shims []int
-	for _, e := range procs {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if ppid := parentPID(pid); ppid > 0 {
-			children[ppid] = append(children[ppid], pid)
-		}
-		if isShimUnder(pid, dir) {
-			shims = append(shims, pid)
+	for _, kids := range children {
+		for _, pid := range kids {
+			if isShimUnder(pid, dir) {
+				shims = append(shims, pid)
+			}
 		}
 	}
 	var errs []error
@@ -51,6 +47,56 @@ func reapOrphanPods(stateDir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// processTree maps every process's parent to its children, from /proc.
+func processTree() (map[int][]int, error) {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	children := map[int][]int{}
+	for _, e := range procs {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid := parentPID(pid); ppid > 0 {
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	return children, nil
+}
+
+// descendantNamed finds the descendant of pid that runs the program name:
+// argv[0]'s base name, or the kstep subcommand (argv[1] of a kstep), so
+// "containerd" and "kubelet" both name a real node's processes.
+func descendantNamed(pid int, name string) (int, error) {
+	children, err := processTree()
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range descendants(children, pid) {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", d))
+		if err != nil {
+			continue
+		}
+		if provider.ProgramIs(strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00"), name) {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("no %s process under pid %d (/proc)", name, pid)
+}
+
+// SignalProgram sends sig to the descendant of root that runs the program
+// name (see provider.ProgramIs): `kstep signal` runs it inside a node
+// container with root 1, the container's init.
+func SignalProgram(root int, name string, sig syscall.Signal) (int, error) {
+	pid, err := descendantNamed(root, name)
+	if err != nil {
+		return 0, err
+	}
+	return pid, signalProcess(pid, sig)
 }
 
 // descendants lists pid's descendants, deepest last.

@@ -37,13 +37,13 @@ func leaderOf(ctx context.Context, cli *clientv3.Client, endpoints []string) (st
 }
 
 // TestPartitionEtcdLeader cuts the leader's peer traffic through the peer
-// proxies: the two others elect a new leader and take writes; after Heal
+// proxies inside the members: the two others elect a new leader and take writes; after Heal
 // the old leader follows the new one.
 func TestPartitionEtcdLeader(t *testing.T) {
 	bin := kstepBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	p := newCluster(t, bin, 3, 0, func(c *Config) { c.EtcdPeerProxy = true })
+	p := newCluster(t, bin, 3, 0, func(c *provider.Spec) { c.EtcdPeerProxies = true })
 	if err := p.Up(ctx); err != nil {
 		t.Fatalf("Up: %v", err)
 	}
@@ -58,7 +58,7 @@ func TestPartitionEtcdLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Partition(ctx, names[old]); err != nil {
+	if err := p.Partition(ctx, names[old], provider.ScopePeers); err != nil {
 		t.Fatalf("Partition %s: %v", names[old], err)
 	}
 	var rest []string
@@ -112,7 +112,11 @@ func TestPartitionUnsupported(t *testing.T) {
 	if err := p.Up(ctx); err != nil {
 		t.Fatalf("Up: %v", err)
 	}
-	if err := p.Partition(ctx, "etcd-0"); !errors.Is(err, provider.ErrUnsupported) {
+	if err := p.Partition(ctx, "etcd-0", provider.ScopePeers); !errors.Is(err, provider.ErrUnsupported) {
 		t.Errorf("Partition without proxies = %v, want ErrUnsupported", err)
+	}
+	// Every actor shares the loopback: none can be taken off the network.
+	if err := p.Partition(ctx, "etcd-0", provider.ScopeAll); !errors.Is(err, provider.ErrUnsupported) {
+		t.Errorf("Partition scope all = %v, want ErrUnsupported", err)
 	}
 }

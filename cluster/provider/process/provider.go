@@ -9,16 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/kstep-dev/kstep/cluster/pki"
 	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
@@ -39,7 +34,7 @@ const killWait = 10 * time.Second
 // while another owns the cluster (a foreground kstep up), but two processes
 // restarting actors at once would overwrite each other's PIDs.
 type Provider struct {
-	cfg Config
+	cfg provider.Spec
 	// binary is the kstep binary new clusters run.
 	binary string
 
@@ -54,8 +49,6 @@ type Provider struct {
 	children map[string]*child
 	// usage sums what each actor's exited processes consumed.
 	usage map[string]provider.Usage
-	// proxies cut etcd peer traffic (Config.EtcdPeerProxy); nil without.
-	proxies *peerProxies
 }
 
 // child is a process this Provider started and reaps.
@@ -75,23 +68,32 @@ func (c *child) exited() bool {
 	}
 }
 
+func init() {
+	provider.Register(provider.Driver{
+		Name:      provider.Process,
+		New:       func(s provider.Spec) (provider.Provider, error) { return New(s) },
+		Recorded:  func(dir string) bool { st, err := loadState(dir); return err == nil && st != nil },
+		RealNodes: CanRunRealNodes,
+	})
+}
+
 // New returns a Provider for the cluster in cfg.StateDir, loading the cluster
 // recorded there if there is one.
-func New(cfg Config) (*Provider, error) {
-	if err := cfg.validateStateDir(); err != nil {
-		return nil, err
+func New(cfg provider.Spec) (*Provider, error) {
+	if cfg.StateDir == "" {
+		return nil, errors.New("state dir is empty")
 	}
 	dir, err := filepath.Abs(cfg.StateDir)
 	if err != nil {
 		return nil, fmt.Errorf("state dir %q: %w", cfg.StateDir, err)
 	}
 	cfg.StateDir = dir
-	if cfg.ReadyTimeout <= 0 {
-		cfg.ReadyTimeout = time.Minute
+	if cfg.TraceDir != "" {
+		if cfg.TraceDir, err = filepath.Abs(cfg.TraceDir); err != nil {
+			return nil, err
+		}
 	}
-	if cfg.StopGrace <= 0 {
-		cfg.StopGrace = 10 * time.Second
-	}
+	cfg = cfg.WithDefaults()
 	bin := cfg.Binary
 	if bin == "" {
 		if bin, err = os.Executable(); err != nil {
@@ -108,15 +110,18 @@ func New(cfg Config) (*Provider, error) {
 	return &Provider{cfg: cfg, binary: bin, st: st, children: map[string]*child{}, usage: map[string]provider.Usage{}}, nil
 }
 
+// Name is "process".
+func (p *Provider) Name() string { return provider.Process }
+
 // StateDir is the absolute path of the cluster's state directory.
 func (p *Provider) StateDir() string { return p.cfg.StateDir }
 
-// Up starts a new cluster: the etcd members, then the apiservers, each waited
-// for until ready, then writes the kubeconfig. It refuses (ErrClusterRunning)
-// while a cluster recorded in the state directory still has a live actor. On
-// failure it stops every actor it started.
+// Up starts a new cluster in provider.Boot's order, each actor waited for
+// until ready, and writes the kubeconfigs. It refuses (ErrClusterRunning)
+// while a cluster recorded in the state directory still has a live actor.
+// On failure it stops every actor it started.
 func (p *Provider) Up(ctx context.Context) (err error) {
-	if err := p.cfg.validateTopology(); err != nil {
+	if err := p.cfg.Validate(); err != nil {
 		return err
 	}
 	if _, err := os.Stat(p.binary); err != nil {
@@ -152,86 +157,41 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 		p.mu.Unlock()
 	}()
 
-	if !p.cfg.Insecure {
-		if err := writePKI(p.cfg.StateDir, st.Actors, p.cfg.Tokens); err != nil {
+	secure := !p.cfg.Insecure
+	comps := st.components()
+	if secure {
+		if err := provider.WritePKI(p.cfg.StateDir, comps, nil, p.cfg.Tokens); err != nil {
 			return err
 		}
 	}
-	roles := byRole(st.Actors)
-	if p.cfg.EtcdPeerProxy {
-		p.mu.Lock()
-		err := p.startPeerProxiesLocked()
-		p.mu.Unlock()
-		if err != nil {
-			return err
+	// Every client reaches its apiserver on 127.0.0.1.
+	urls := map[string]string{}
+	for _, a := range st.Actors {
+		if a.Role == provider.RoleAPIServer {
+			urls[a.Name] = a.Endpoint
 		}
 	}
-	if err := p.startAll(ctx, roles[provider.RoleEtcd]); err != nil {
+	if err := provider.WriteKubeconfigs(p.cfg.StateDir, comps, secure, func(name string) string { return urls[name] }); err != nil {
 		return err
 	}
-	if err := p.startAll(ctx, roles[provider.RoleAPIServer]); err != nil {
-		return err
-	}
-	if len(roles[provider.RoleAPIServer]) == 0 {
-		return nil
-	}
-	if err := p.writeKubeconfigs(); err != nil {
-		return err
-	}
-	// The other actors need the apiservers, not each other.
-	if err := p.startAll(ctx, roles[provider.RoleRegistry]); err != nil {
-		return err
-	}
-	rest := append(append(roles[provider.RoleControllerManager], roles[provider.RoleScheduler]...), roles[provider.RoleHollowNodes]...)
-	return p.startAll(ctx, append(rest, roles[provider.RoleNode]...))
+	return provider.Boot(ctx, comps, p.startAll, p.writeKubeconfig)
 }
 
-// writeKubeconfigs writes the admin kubeconfig (a context per apiserver)
-// and one kubeconfig per actor that talks to the apiserver, each with the
-// actor's own client certificate (certs.go) unless the cluster is insecure.
-func (p *Provider) writeKubeconfigs() error {
+// writeKubeconfig writes the admin kubeconfig (a context per apiserver).
+func (p *Provider) writeKubeconfig() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var servers []actorState
+	var servers []provider.Actor
 	for _, a := range p.st.Actors {
 		if a.Role == provider.RoleAPIServer {
-			servers = append(servers, a)
+			servers = append(servers, a.Actor)
 		}
 	}
-	var is *issuer // nil: an insecure cluster, no credentials
-	if !p.cfg.Insecure {
-		var err error
-		if is, err = loadIssuer(p.cfg.StateDir); err != nil {
-			return err
-		}
-	}
-	admin, err := is.credentials(pki.AdminUser, pki.MastersGroup)
+	path, err := provider.WriteAdminKubeconfig(p.cfg.StateDir, servers, !p.cfg.Insecure)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(p.cfg.StateDir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*kubeconfigFor(servers, admin), path); err != nil {
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
-	}
 	p.st.Kubeconfig = path
-	index := map[provider.Role]int{}
-	for _, a := range p.st.Actors {
-		if a.Kubeconfig == "" {
-			continue
-		}
-		server := servers[index[a.Role]%len(servers)]
-		index[a.Role]++
-		if err := os.MkdirAll(filepath.Dir(a.Kubeconfig), 0o755); err != nil {
-			return fmt.Errorf("kubeconfig dir: %w", err)
-		}
-		creds, err := is.actorCredentials(a)
-		if err != nil {
-			return err
-		}
-		if err := clientcmd.WriteToFile(*actorKubeconfig(a.Name, server, creds), a.Kubeconfig); err != nil {
-			return fmt.Errorf("write kubeconfig %s: %w", a.Kubeconfig, err)
-		}
-	}
 	return saveState(p.cfg.StateDir, p.st)
 }
 
@@ -275,7 +235,7 @@ func (p *Provider) prepareLocked() (*clusterState, error) {
 	if err := os.Remove(filepath.Join(dir, "kubeconfig")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("remove old kubeconfig: %w", err)
 	}
-	ports, err := freePorts(2*p.cfg.EtcdMembers + p.cfg.APIServers + p.cfg.ControllerManagers + p.cfg.Schedulers + 2 + p.cfg.Nodes + p.cfg.peerProxyPorts())
+	actors, err := p.plan()
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +245,7 @@ func (p *Provider) prepareLocked() (*clusterState, error) {
 		Detached:  p.cfg.Detach,
 		Owner:     procRef{PID: os.Getpid(), Args: os.Args[1:]},
 		CreatedAt: time.Now().UTC(),
-		Actors:    p.plan(ports),
+		Actors:    actors,
 	}
 	if err := saveState(dir, st); err != nil {
 		return nil, err
@@ -294,142 +254,54 @@ func (p *Provider) prepareLocked() (*clusterState, error) {
 	return st, nil
 }
 
-// plan lays the cluster's actors out on ports: two per etcd member (client,
-// peer), then one per apiserver.
-func (p *Provider) plan(ports []int) []actorState {
+// plan is provider.Plan on 127.0.0.1: every port a free one of the
+// loopback (counted by a first pass of the plan), every etcd member's data
+// in <state>/etcd/<member>, every real node's in <state>/nodes/<node>.
+func (p *Provider) plan() ([]actorState, error) {
 	dir := p.cfg.StateDir
-	n := p.cfg.EtcdMembers
-	local := func(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) }
-
-	// With peer proxies, members advertise the proxy's port (the last n
-	// ports) and listen on their own.
-	advertised := func(i int) int { return ports[2*i+1] }
-	if p.cfg.EtcdPeerProxy {
-		advertised = func(i int) int { return ports[len(ports)-n+i] }
+	addr := provider.Addressing{
+		Host:       func(string) string { return "127.0.0.1" },
+		ListenHost: "127.0.0.1",
+		DataDir: func(name string) string {
+			if strings.HasPrefix(name, "etcd-") {
+				return filepath.Join(dir, "etcd", name)
+			}
+			return filepath.Join(dir, "nodes", name)
+		},
+		StateDir: dir, TraceDir: p.cfg.TraceDir, BinDir: filepath.Dir(p.binary),
 	}
-	var initial, clients []string
-	for i := range n {
-		initial = append(initial, fmt.Sprintf("etcd-%d=%s", i, local(advertised(i))))
-		clients = append(clients, local(ports[2*i]))
+	count := 0
+	addr.Port = func(string, string) int { count++; return 0 }
+	provider.Plan(p.cfg.Topology, addr)
+	free, err := provider.FreePorts(count)
+	if err != nil {
+		return nil, err
 	}
-	actors := make([]actorState, 0, n+p.cfg.APIServers)
-	for i := range n {
-		name := fmt.Sprintf("etcd-%d", i)
-		client, peer := local(ports[2*i]), local(ports[2*i+1])
-		data := filepath.Join(dir, "etcd", name)
-		args := p.cfg.EtcdArgv(EtcdMember{Name: name, DataDir: data, ListenClient: client, AdvertiseClient: client,
-			ListenPeer: peer, AdvertisePeer: local(advertised(i)), InitialCluster: initial})
-		actors = append(actors, actorState{
-			Actor: provider.Actor{
-				Name:     name,
-				Role:     provider.RoleEtcd,
-				Endpoint: client,
-				LogPath:  filepath.Join(dir, "logs", name+".log"),
-			},
-			Args:     args,
-			Ports:    p.cfg.etcdPorts(ports[2*i], ports[2*i+1], advertised(i)),
-			DataDir:  data,
-			ReadyURL: client + "/health",
+	ports := map[[2]string]int{}
+	addr.Port = func(name, use string) int {
+		k := [2]string{name, use}
+		if _, ok := ports[k]; !ok {
+			ports[k] = free[len(ports)]
+		}
+		return ports[k]
+	}
+	var out []actorState
+	for _, c := range provider.Plan(p.cfg.Topology, addr) {
+		ep := fmt.Sprintf("%s://127.0.0.1:%d", c.Scheme, c.Ports[c.Serve])
+		out = append(out, actorState{
+			Actor:       provider.Actor{Name: c.Name, Role: c.Role, Endpoint: ep, LogPath: provider.LogPath(dir, c.Name)},
+			Args:        c.Args,
+			Ports:       c.Ports,
+			DataDir:     c.DataDir,
+			ReadyURL:    ep + c.ReadyPath,
+			Kubeconfig:  c.Kubeconfig,
+			APIServer:   c.APIServer,
+			User:        c.User,
+			Groups:      c.Groups,
+			HollowNodes: c.HollowNodes,
 		})
 	}
-	apiURL := func(port int) string { return "https://127.0.0.1:" + strconv.Itoa(port) }
-	if p.cfg.Insecure {
-		apiURL = local
-	}
-	for i := range p.cfg.APIServers {
-		name := fmt.Sprintf("apiserver-%d", i)
-		port := ports[2*n+i]
-		var security []string
-		if !p.cfg.Insecure {
-			security = pkiPaths(dir).apiserverArgs()
-		}
-		args := p.cfg.APIServerArgv(name, "127.0.0.1:"+strconv.Itoa(port), clients, security...)
-		actors = append(actors, actorState{
-			Actor: provider.Actor{
-				Name:     name,
-				Role:     provider.RoleAPIServer,
-				Endpoint: apiURL(port),
-				LogPath:  filepath.Join(dir, "logs", name+".log"),
-			},
-			Args:     args,
-			Ports:    map[string]int{"listen": port},
-			ReadyURL: apiURL(port) + "/readyz",
-		})
-	}
-	next := 2*n + p.cfg.APIServers
-	leaderElected := func(role provider.Role, count int) {
-		for i := range count {
-			name := fmt.Sprintf("%s-%d", role, i)
-			port := ports[next]
-			next++
-			kc := filepath.Join(dir, "kubeconfigs", name+".kubeconfig")
-			args := p.cfg.LeaderElectedArgv(role, name, kc, "127.0.0.1:"+strconv.Itoa(port))
-			actors = append(actors, actorState{
-				Actor: provider.Actor{
-					Name:     name,
-					Role:     role,
-					Endpoint: local(port),
-					LogPath:  filepath.Join(dir, "logs", name+".log"),
-				},
-				Args:       args,
-				Ports:      map[string]int{"metrics": port},
-				ReadyURL:   local(port) + "/healthz",
-				Kubeconfig: kc,
-			})
-		}
-	}
-	leaderElected(provider.RoleControllerManager, p.cfg.ControllerManagers)
-	leaderElected(provider.RoleScheduler, p.cfg.Schedulers)
-	next++ // the hollow-nodes actor's port, used or not
-	if p.cfg.Nodes > 0 {
-		regPort := ports[next]
-		next++
-		binDir := filepath.Dir(p.binary)
-		actors = append(actors, actorState{
-			Actor: provider.Actor{Name: string(provider.RoleRegistry), Role: provider.RoleRegistry, Endpoint: local(regPort),
-				LogPath: filepath.Join(dir, "logs", "registry.log")},
-			Args:     RegistryArgv("127.0.0.1:"+strconv.Itoa(regPort), binDir),
-			Ports:    map[string]int{"listen": regPort},
-			ReadyURL: local(regPort) + "/healthz",
-		})
-		for i := range p.cfg.Nodes {
-			name := fmt.Sprintf("node-%d", i)
-			port := ports[next]
-			next++
-			kc := filepath.Join(dir, "kubeconfigs", name+".kubeconfig")
-			args := p.cfg.NodeArgv(RealNode{Name: name, Index: i + 1, Dir: filepath.Join(dir, "nodes", name), BinDir: binDir,
-				Registry: "127.0.0.1:" + strconv.Itoa(regPort), Kubeconfig: kc, KubeletMetricsListen: "127.0.0.1:" + strconv.Itoa(port)})
-			actors = append(actors, actorState{
-				Actor: provider.Actor{Name: name, Role: provider.RoleNode, Endpoint: local(port),
-					LogPath: filepath.Join(dir, "logs", name+".log")},
-				Args:       args,
-				Ports:      map[string]int{"kubelet-metrics": port},
-				ReadyURL:   local(port) + "/healthz",
-				Kubeconfig: kc,
-			})
-		}
-	}
-	if p.cfg.HollowNodes > 0 {
-		// One process holds every hollow node; each node still has its own
-		// watch, so the apiserver sees N kubelets.
-		name := string(provider.RoleHollowNodes)
-		port := ports[2*n+p.cfg.APIServers+p.cfg.ControllerManagers+p.cfg.Schedulers]
-		kc := filepath.Join(dir, "kubeconfigs", name+".kubeconfig")
-		var security []string
-		if !p.cfg.Insecure {
-			security = []string{"--node-token-file=" + pkiPaths(dir).hollowTokens()}
-		}
-		args := p.cfg.HollowNodesArgv(kc, "127.0.0.1:"+strconv.Itoa(port), security...)
-		actors = append(actors, actorState{
-			Actor: provider.Actor{Name: name, Role: provider.RoleHollowNodes, Endpoint: local(port),
-				LogPath: filepath.Join(dir, "logs", name+".log")},
-			Args:       args,
-			Ports:      map[string]int{"metrics": port},
-			ReadyURL:   local(port) + "/healthz",
-			Kubeconfig: kc,
-		})
-	}
-	return actors
+	return out, nil
 }
 
 // startAll starts every named actor (fresh logs), records their PIDs, and
@@ -463,7 +335,7 @@ func (p *Provider) startAll(ctx context.Context, names []string) error {
 	errs := make(chan error, len(started))
 	for _, a := range started {
 		go func() {
-			err := waitReady(ctx, a, p.cfg.ReadyTimeout, p.exitedFunc(a))
+			err := provider.WaitReady(ctx, a.Actor, a.ReadyURL, p.cfg.ReadyTimeout, p.exitedFunc(a))
 			if err != nil {
 				cancel()
 			}
@@ -635,7 +507,7 @@ func (p *Provider) Start(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return waitReady(ctx, snapshot, p.cfg.ReadyTimeout, p.exitedFunc(snapshot))
+	return provider.WaitReady(ctx, snapshot.Actor, snapshot.ReadyURL, p.cfg.ReadyTimeout, p.exitedFunc(snapshot))
 }
 
 // Stop sends sig to the actor. After SIGTERM or SIGINT it also sends SIGCONT,
@@ -684,6 +556,14 @@ func (p *Provider) Stop(ctx context.Context, name string, sig os.Signal) error {
 	}
 	if err := p.waitExit(ctx, snapshot); err != nil {
 		return fmt.Errorf("stop %s after %v: %w", name, s, err)
+	}
+	if snapshot.Role == provider.RoleNode && s == syscall.SIGKILL {
+		// A machine that loses its power loses its pods: the shims (and the
+		// containers under them) outlive `kstep node` by design, so they
+		// go now, as every process of a killed node container does.
+		if err := reapOrphanPods(snapshot.DataDir); err != nil {
+			return fmt.Errorf("stop %s: %w", name, err)
+		}
 	}
 	return p.markStopped(name, snapshot.PID)
 }
@@ -736,36 +616,16 @@ func (p *Provider) Down(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// stopAll stops the apiserver's clients, then apiservers, then etcd
-// members, so no apiserver outlives its store.
-//
-// Apiservers stop together. Etcd members stop one at a time, last first: a
-// leader that gets SIGTERM hands leadership to a follower before it exits,
-// and when the followers are stopping at the same moment that handover
-// times out (about seven seconds); one at a time it takes milliseconds.
+// stopAll stops every actor in provider.Shutdown's order; pods that
+// killed nodes left behind are reaped after the nodes.
 func (p *Provider) stopAll(ctx context.Context, grace time.Duration) error {
 	p.mu.Lock()
-	var roles map[provider.Role][]string
+	var comps []provider.Component
 	if p.st != nil {
-		roles = byRole(p.st.Actors)
+		comps = p.st.components()
 	}
 	p.mu.Unlock()
-	// The apiserver's clients go first, so none of them logs the
-	// apiserver's disappearance as a failure.
-	clients := append(append(append([]string(nil), roles[provider.RoleControllerManager]...), roles[provider.RoleScheduler]...), roles[provider.RoleHollowNodes]...)
-	// A node shuts down like a machine (its pods stopped and removed
-	// through CRI, then containerd): it gets longer than the other actors.
-	// Pods a killed node left behind are reaped after it.
-	errs := []error{p.stopGroup(ctx, clients, grace), p.stopGroup(ctx, roles[provider.RoleNode], max(grace, nodeStopGrace))}
-	if len(roles[provider.RoleNode]) > 0 {
-		errs = append(errs, reapOrphanPods(p.cfg.StateDir))
-	}
-	errs = append(errs, p.stopGroup(ctx, append(roles[provider.RoleAPIServer], roles[provider.RoleRegistry]...), grace))
-	for _, name := range slices.Backward(roles[provider.RoleEtcd]) {
-		errs = append(errs, p.stopGroup(ctx, []string{name}, grace))
-	}
-	p.stopPeerProxies()
-	return errors.Join(errs...)
+	return provider.Shutdown(ctx, comps, grace, p.stopGroup, func() error { return reapOrphanPods(p.cfg.StateDir) })
 }
 
 // stopGroup sends SIGTERM to the running actors among names, waits up to
@@ -886,19 +746,10 @@ func (p *Provider) Purge() error {
 	return nil
 }
 
-// byRole groups actor names by role, each group in order.
-func byRole(actors []actorState) map[provider.Role][]string {
-	out := map[provider.Role][]string{}
-	for _, a := range actors {
-		out[a.Role] = append(out[a.Role], a.Name)
-	}
-	return out
-}
-
 // checkRealNodes says exactly why real nodes cannot run here, and what to
 // use instead.
 func (p *Provider) checkRealNodes() error {
-	if p.cfg.Nodes == 0 {
+	if p.cfg.RealNodes == 0 {
 		return nil
 	}
 	cfg := p.cfg
@@ -909,8 +760,8 @@ func (p *Provider) checkRealNodes() error {
 // CanRunRealNodes reports why real nodes cannot run on this machine with
 // cfg's binary, or nil when they can: they need Linux, root, and the node
 // binaries next to the kstep binary (make build).
-func CanRunRealNodes(cfg Config) error {
-	const instead = "; use --hollow-nodes N (kubelets over a simulated runtime) instead"
+func CanRunRealNodes(cfg provider.Spec) error {
+	const instead = "; use hollow nodes (kubelets over a simulated runtime) instead"
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("real nodes need Linux (this is %s)%s", runtime.GOOS, instead)
 	}

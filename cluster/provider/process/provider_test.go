@@ -37,9 +37,9 @@ func kstepBinary(t *testing.T) string {
 
 // newCluster returns a Provider for a fresh state dir, with Down registered
 // as cleanup so a failing test leaves no process behind.
-func newCluster(t *testing.T, bin string, members, apiservers int, mutate ...func(*Config)) *Provider {
+func newCluster(t *testing.T, bin string, members, apiservers int, mutate ...func(*provider.Spec)) *Provider {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := provider.Spec{Topology: provider.DefaultTopology()}
 	cfg.StateDir = t.TempDir()
 	cfg.Binary = bin
 	cfg.EtcdMembers = members
@@ -160,7 +160,7 @@ func TestEtcdMemberKilledAndRestartedCatchesUp(t *testing.T) {
 	}
 
 	// A second Up on the same state dir refuses while the cluster is alive.
-	other, err := New(Config{StateDir: p.StateDir(), Binary: bin, EtcdMembers: 1})
+	other, err := New(provider.Spec{StateDir: p.StateDir(), Binary: bin, Topology: provider.Topology{EtcdMembers: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestDetachedClusterStoppedByKstepDown(t *testing.T) {
 	bin := kstepBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	p := newCluster(t, bin, 1, 0, func(c *Config) { c.Detach = true })
+	p := newCluster(t, bin, 1, 0, func(c *provider.Spec) { c.Detach = true })
 	if err := p.Up(ctx); err != nil {
 		t.Fatalf("Up: %v", err)
 	}
@@ -302,16 +302,14 @@ func TestUpFailureNamesActorAndCleansUp(t *testing.T) {
 	bin := kstepBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	// etcd refuses an election timeout under five heartbeats at startup.
-	p := newCluster(t, bin, 3, 0, func(c *Config) {
-		c.Etcd.HeartbeatInterval = 100 * time.Millisecond
-		c.Etcd.ElectionTimeout = 100 * time.Millisecond
-	})
+	// etcd refuses an unknown log level at startup (the topology's rules
+	// pass it on: they are etcd's to check).
+	p := newCluster(t, bin, 3, 0, func(c *provider.Spec) { c.Etcd.LogLevel = "loudest" })
 	err := p.Up(ctx)
 	if err == nil {
 		t.Fatal("Up succeeded with an invalid election timeout")
 	}
-	for _, want := range []string{"etcd-", "exited before it was ready", "election-timeout"} {
+	for _, want := range []string{"etcd-", "exited before it was ready", "loudest"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Up error does not mention %q:\n%v", want, err)
 		}
@@ -373,7 +371,7 @@ func TestAPIServersReadyAndKubeconfig(t *testing.T) {
 	if after.Endpoint != before.Endpoint {
 		t.Errorf("apiserver-1 came back on %s, want %s", after.Endpoint, before.Endpoint)
 	}
-	if err := probe(ctx, after.Endpoint+"/readyz"); err != nil {
+	if err := provider.WaitReady(ctx, after, after.Endpoint+"/readyz", 5*time.Second, func() (bool, error) { return false, nil }); err != nil {
 		t.Errorf("apiserver-1 after Start: %v", err)
 	}
 

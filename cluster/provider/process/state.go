@@ -13,7 +13,7 @@ import (
 )
 
 // stateVersion is bumped when cluster.json changes incompatibly.
-const stateVersion = 1
+const stateVersion = 2
 
 // clusterState is cluster.json: everything another kstep process needs to
 // find, signal and restart the cluster's actors.
@@ -45,15 +45,36 @@ type actorState struct {
 	// Args is the actor's argv after the binary; restarts reuse it verbatim,
 	// so an actor comes back on the same ports with the same data.
 	Args []string `json:"args"`
-	// Ports by use: "client" and "peer" for etcd, "listen" for an apiserver.
+	// Ports by use (provider.PortClient, ...).
 	Ports map[string]int `json:"ports"`
 	// DataDir is an etcd member's data directory.
 	DataDir string `json:"dataDir,omitempty"`
 	// ReadyURL answers 200 when the actor is ready.
 	ReadyURL string `json:"readyURL"`
 	// Kubeconfig is the actor's own kubeconfig, for actors that are
-	// apiserver clients.
-	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// apiserver clients; APIServer the apiserver it names, User and Groups
+	// its certificate's identity, HollowNodes the nodes a hollow-nodes
+	// actor runs (provider.Component's fields of the same names).
+	Kubeconfig  string   `json:"kubeconfig,omitempty"`
+	APIServer   string   `json:"apiserver,omitempty"`
+	User        string   `json:"user,omitempty"`
+	Groups      []string `json:"groups,omitempty"`
+	HollowNodes []string `json:"hollowNodes,omitempty"`
+}
+
+// component is the plan's Component the actor was made from.
+func (a actorState) component() provider.Component {
+	return provider.Component{Name: a.Name, Role: a.Role, Args: a.Args, Ports: a.Ports, DataDir: a.DataDir,
+		Kubeconfig: a.Kubeconfig, APIServer: a.APIServer, User: a.User, Groups: a.Groups, HollowNodes: a.HollowNodes}
+}
+
+// components are the cluster's actors as the plan's Components, in order.
+func (s *clusterState) components() []provider.Component {
+	out := make([]provider.Component, len(s.Actors))
+	for i, a := range s.Actors {
+		out[i] = a.component()
+	}
+	return out
 }
 
 func (s *clusterState) actor(name string) (*actorState, error) {

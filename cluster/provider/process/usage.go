@@ -7,8 +7,6 @@ import (
 	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
-var _ provider.UsageReporter = (*Provider)(nil)
-
 // addUsage adds an exited process's resource use to its actor's account.
 // wait4's rusage covers the process and the descendants it reaped (a node's
 // containerd, for instance).

@@ -1,4 +1,4 @@
-package process
+package provider
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// readyTransport is the HTTP transport for health endpoints on 127.0.0.1: no proxy,
+// readyTransport is the HTTP transport for actors' health endpoints: no proxy,
 // no connection reuse between probes, and a short timeout so a hung actor is
 // seen as not ready rather than stalling the wait. An apiserver's /readyz
 // is served over TLS and is public; the probe checks readiness, not
@@ -40,23 +40,24 @@ func probe(ctx context.Context, url string) error {
 	return nil
 }
 
-// waitReady polls a.ReadyURL until it answers 200. It fails early when
-// exited reports that the process is gone, and after timeout; both errors
-// name the actor and carry the tail of its log.
-func waitReady(ctx context.Context, a actorState, timeout time.Duration, exited func() (bool, error)) error {
+// WaitReady polls readyURL until it answers 200, as Up and Start do for
+// every actor. It fails early when exited reports that the actor is gone
+// (and why), and after timeout; both errors name the actor and carry the
+// tail of its log (a.LogPath).
+func WaitReady(ctx context.Context, a Actor, readyURL string, timeout time.Duration, exited func() (bool, error)) error {
 	deadline := time.Now().Add(timeout)
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	var last error
 	for {
-		if last = probe(ctx, a.ReadyURL); last == nil {
+		if last = probe(ctx, readyURL); last == nil {
 			return nil
 		}
 		if gone, why := exited(); gone {
-			return fmt.Errorf("%s: exited before it was ready (%v)%s", a.Name, why, logTail(a.LogPath))
+			return fmt.Errorf("%s: exited before it was ready (%v)%s", a.Name, why, LogTail(a.LogPath))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not ready after %v: %v%s", a.Name, timeout, last, logTail(a.LogPath))
+			return fmt.Errorf("%s: not ready after %v: %v%s", a.Name, timeout, last, LogTail(a.LogPath))
 		}
 		select {
 		case <-ctx.Done():
@@ -66,9 +67,9 @@ func waitReady(ctx context.Context, a actorState, timeout time.Duration, exited 
 	}
 }
 
-// logTail returns the last lines of an actor's log, formatted to follow an
+// LogTail returns the last lines of an actor's log, formatted to follow an
 // error message.
-func logTail(path string) string {
+func LogTail(path string) string {
 	const maxBytes, maxLines = 4096, 20
 	f, err := os.Open(path)
 	if err != nil {

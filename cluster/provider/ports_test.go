@@ -1,4 +1,4 @@
-package process
+package provider
 
 import (
 	"net"
@@ -9,7 +9,7 @@ import (
 // Ports are distinct, free, and below the ephemeral range (where a process
 // binding port 0 could be handed one before its actor binds it).
 func TestFreePortsAvoidTheEphemeralRange(t *testing.T) {
-	ports, err := freePorts(40)
+	ports, err := FreePorts(40)
 	if err != nil {
 		t.Fatal(err)
 	}

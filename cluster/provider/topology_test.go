@@ -1,8 +1,9 @@
-package process
+package provider
 
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,32 +13,29 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/kstep-dev/kstep/cluster/provider"
+	"sigs.k8s.io/yaml"
 )
 
-func TestConfigValidate(t *testing.T) {
+func TestTopologyValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		members    int
 		apiservers int
-		stateDir   string
 		want       string // "" means valid
 	}{
-		{"default", 3, 2, "/s", ""},
-		{"one member for tests", 1, 0, "/s", ""},
-		{"five members", 5, 2, "/s", ""},
-		{"seven members", 7, 1, "/s", ""},
-		{"no members", 0, 2, "/s", "out of range"},
-		{"two members", 2, 2, "/s", "is even"},
-		{"four members", 4, 2, "/s", "use 3 or 5"},
-		{"nine members", 9, 2, "/s", "out of range"},
-		{"negative apiservers", 3, -1, "/s", "negative"},
-		{"no state dir", 3, 2, "", "state dir is empty"},
+		{"default", 3, 2, ""},
+		{"one member for tests", 1, 0, ""},
+		{"five members", 5, 2, ""},
+		{"seven members", 7, 1, ""},
+		{"no members", 0, 2, "out of range"},
+		{"two members", 2, 2, "is even"},
+		{"four members", 4, 2, "use 3 or 5"},
+		{"nine members", 9, 2, "out of range"},
+		{"negative apiservers", 3, -1, "negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := DefaultConfig()
-			c.EtcdMembers, c.APIServers, c.StateDir = tc.members, tc.apiservers, tc.stateDir
+			c := DefaultTopology()
+			c.EtcdMembers, c.APIServers = tc.members, tc.apiservers
 			if tc.apiservers == 0 {
 				c.ControllerManagers, c.Schedulers = 0, 0 // they need an apiserver
 			}
@@ -54,60 +52,72 @@ func TestConfigValidate(t *testing.T) {
 
 // A profile's or scenario's etcd block overrides only what it sets, and
 // timing etcd would refuse is refused before anything starts.
-func TestEtcdTimingApply(t *testing.T) {
+func TestEtcdTimingDefaultsAndValidate(t *testing.T) {
 	ms := func(n int) metav1.Duration { return metav1.Duration{Duration: time.Duration(n) * time.Millisecond} }
 	for _, tc := range []struct {
 		name       string
-		timing     EtcdTiming
+		timing     EtcdTuning
 		hb, el     time.Duration
 		wantErrSub string
 	}{
-		{"unset keeps the defaults", EtcdTiming{}, DefaultEtcdHeartbeat, DefaultEtcdElection, ""},
-		{"etcd's own", EtcdTiming{ms(100), ms(1000)}, 100 * time.Millisecond, time.Second, ""},
-		{"election only", EtcdTiming{ElectionTimeout: ms(2000)}, DefaultEtcdHeartbeat, 2 * time.Second, ""},
-		{"below five heartbeats", EtcdTiming{HeartbeatInterval: ms(200)}, 0, 0, "less than 5 × heartbeatInterval"},
-		{"fractional", EtcdTiming{HeartbeatInterval: metav1.Duration{Duration: 1500 * time.Microsecond}}, 0, 0, "whole milliseconds"},
-		{"negative", EtcdTiming{ElectionTimeout: ms(-1)}, 0, 0, "must be positive"},
-		{"too long", EtcdTiming{ElectionTimeout: ms(60000)}, 0, 0, "limit of 50s"},
+		{"unset gets kstep's", EtcdTuning{}, DefaultEtcdHeartbeat, DefaultEtcdElection, ""},
+		{"etcd's own", EtcdTuning{HeartbeatInterval: ms(100), ElectionTimeout: ms(1000)}, 100 * time.Millisecond, time.Second, ""},
+		{"election only", EtcdTuning{ElectionTimeout: ms(2000)}, DefaultEtcdHeartbeat, 2 * time.Second, ""},
+		{"below five heartbeats", EtcdTuning{HeartbeatInterval: ms(200)}, 0, 0, "etcd: electionTimeout 500ms is less than 5 × heartbeatInterval"},
+		{"fractional", EtcdTuning{HeartbeatInterval: metav1.Duration{Duration: 1500 * time.Microsecond}}, 0, 0, "whole milliseconds"},
+		{"negative", EtcdTuning{ElectionTimeout: ms(-1)}, 0, 0, "must be positive"},
+		{"too long", EtcdTuning{ElectionTimeout: ms(60000)}, 0, 0, "limit of 50s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tu := DefaultConfig().Etcd
-			err := tc.timing.Apply(&tu)
+			top := Topology{Etcd: tc.timing}
+			top.Defaults()
+			err := top.Validate()
 			if tc.wantErrSub != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErrSub) {
-					t.Fatalf("Apply = %v, want an error saying %q", err, tc.wantErrSub)
-				}
-				if tu != DefaultConfig().Etcd {
-					t.Fatalf("a refused timing changed the tuning: %+v", tu)
+					t.Fatalf("Validate = %v, want an error saying %q", err, tc.wantErrSub)
 				}
 				return
 			}
-			if err != nil || tu.HeartbeatInterval != tc.hb || tu.ElectionTimeout != tc.el {
-				t.Fatalf("Apply = %v, tuning %v/%v, want %v/%v", err, tu.HeartbeatInterval, tu.ElectionTimeout, tc.hb, tc.el)
+			if err != nil || top.Etcd.HeartbeatInterval.Duration != tc.hb || top.Etcd.ElectionTimeout.Duration != tc.el {
+				t.Fatalf("Validate = %v, timing %v, want %v/%v", err, top.Etcd, tc.hb, tc.el)
 			}
 		})
 	}
-	c := DefaultConfig()
-	c.StateDir, c.Etcd.ElectionTimeout = "/s", 100*time.Millisecond
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "electionTimeout") {
-		t.Fatalf("Validate with a 100ms election timeout = %v", err)
+}
+
+// The old key "nodes" (hollow in profiles, real in kstep up) is refused
+// with both new names; unknown keys are refused; the new keys read.
+func TestTopologyKeys(t *testing.T) {
+	var top Topology
+	err := yaml.Unmarshal([]byte("nodes: 50\n"), &top)
+	if !errors.Is(err, ErrRenamedKey) || !strings.Contains(err.Error(), "hollowNodes") || !strings.Contains(err.Error(), "realNodes") {
+		t.Fatalf("nodes: %v, want ErrRenamedKey naming hollowNodes and realNodes", err)
+	}
+	if err := yaml.Unmarshal([]byte("hollowNode: 5\n"), &top); err == nil || !strings.Contains(err.Error(), "hollowNode") {
+		t.Fatalf("a misspelt key: %v", err)
+	}
+	if err := yaml.Unmarshal([]byte("{realNodes: 2, hollowNodes: 50, etcd: {heartbeatInterval: 100ms}}"), &top); err != nil {
+		t.Fatal(err)
+	}
+	if top.RealNodes != 2 || top.HollowNodes != 50 || top.Nodes() != 52 || top.Etcd.HeartbeatInterval.Duration != 100*time.Millisecond {
+		t.Fatalf("decoded %+v", top)
 	}
 }
 
 func TestEtcdTuningArgs(t *testing.T) {
-	if got := (EtcdTuning{}).args(); len(got) != 0 {
+	if got := (EtcdTuning{}).Args(); len(got) != 0 {
 		t.Errorf("zero tuning renders %q, want no flags", got)
 	}
 	got := EtcdTuning{
-		HeartbeatInterval:       50 * time.Millisecond,
-		ElectionTimeout:         500 * time.Millisecond,
+		HeartbeatInterval:       metav1.Duration{Duration: 50 * time.Millisecond},
+		ElectionTimeout:         metav1.Duration{Duration: 500 * time.Millisecond},
 		SnapshotCount:           5000,
 		QuotaBackendBytes:       1 << 30,
 		AutoCompactionMode:      "revision",
 		AutoCompactionRetention: "1000",
 		MaxRequestBytes:         1 << 20,
 		LogLevel:                "error",
-	}.args()
+	}.Args()
 	want := []string{
 		"--heartbeat-interval=50",
 		"--election-timeout=500",
@@ -124,10 +134,10 @@ func TestEtcdTuningArgs(t *testing.T) {
 }
 
 func TestKubeconfigContexts(t *testing.T) {
-	servers := []actorState{
-		{Actor: provider.Actor{Name: "apiserver-0", Endpoint: "http://127.0.0.1:1000"}},
-		{Actor: provider.Actor{Name: "apiserver-1", Endpoint: "http://127.0.0.1:1001"}},
-		{Actor: provider.Actor{Name: "apiserver-2", Endpoint: "http://127.0.0.1:1002"}},
+	servers := []Actor{
+		{Name: "apiserver-0", Endpoint: "http://127.0.0.1:1000"},
+		{Name: "apiserver-1", Endpoint: "http://127.0.0.1:1001"},
+		{Name: "apiserver-2", Endpoint: "http://127.0.0.1:1002"},
 	}
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := clientcmd.WriteToFile(*kubeconfigFor(servers, credentials{}), path); err != nil {
@@ -169,12 +179,12 @@ func TestKubeconfigContexts(t *testing.T) {
 
 func TestLogTail(t *testing.T) {
 	dir := t.TempDir()
-	if got := logTail(filepath.Join(dir, "missing.log")); got != "" {
+	if got := LogTail(filepath.Join(dir, "missing.log")); got != "" {
 		t.Errorf("tail of a missing log = %q, want empty", got)
 	}
 	empty := filepath.Join(dir, "empty.log")
 	os.WriteFile(empty, nil, 0o644)
-	if got := logTail(empty); !strings.Contains(got, "is empty") {
+	if got := LogTail(empty); !strings.Contains(got, "is empty") {
 		t.Errorf("tail of an empty log = %q", got)
 	}
 	var b strings.Builder
@@ -187,7 +197,7 @@ func TestLogTail(t *testing.T) {
 	b.WriteString("the last line\n")
 	long := filepath.Join(dir, "long.log")
 	os.WriteFile(long, []byte(b.String()), 0o644)
-	got := logTail(long)
+	got := LogTail(long)
 	if !strings.HasSuffix(got, "\tthe last line") {
 		t.Errorf("tail does not end with the last line: %q", got)
 	}
@@ -205,8 +215,8 @@ func TestHollowNodeNames(t *testing.T) {
 		{[]string{"hollow-nodes", "--count=2", "--name-prefix=h-", "--first-index", "5"}, "h-5 h-6"},
 		{[]string{"hollow-nodes"}, ""},
 	} {
-		if got := strings.Join(hollowNodeNames(c.args), " "); got != c.want {
-			t.Errorf("hollowNodeNames(%q) = %q, want %q", c.args, got, c.want)
+		if got := strings.Join(HollowNodeNames(c.args), " "); got != c.want {
+			t.Errorf("HollowNodeNames(%q) = %q, want %q", c.args, got, c.want)
 		}
 	}
 }
@@ -215,23 +225,23 @@ func TestHollowNodeNames(t *testing.T) {
 // certificate for its own identity, signed by the cluster's CA.
 func TestActorKubeconfigsCarryIdentities(t *testing.T) {
 	dir := t.TempDir()
-	actors := []actorState{
-		{Actor: provider.Actor{Name: "scheduler-0", Role: provider.RoleScheduler}},
-		{Actor: provider.Actor{Name: "node-1", Role: provider.RoleNode}},
-		{Actor: provider.Actor{Name: "hollow-nodes", Role: provider.RoleHollowNodes}, Args: []string{"hollow-nodes", "--count=2"}},
+	actors := []Component{
+		{Name: "scheduler-0", Role: RoleScheduler, User: "system:kube-scheduler"},
+		{Name: "node-1", Role: RoleNode, User: "system:node:node-1", Groups: []string{"system:nodes"}},
+		{Name: "hollow-nodes", Role: RoleHollowNodes, HollowNodes: []string{"hollow-0", "hollow-1"}},
 	}
-	if err := writePKI(dir, actors, nil); err != nil {
+	if err := WritePKI(dir, actors, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	is, err := loadIssuer(dir)
+	is, err := loadIssuer(dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(is.ca.Cert)
-	server := actorState{Actor: provider.Actor{Name: "apiserver-0", Endpoint: "https://127.0.0.1:1"}}
+	server := Actor{Name: "apiserver-0", Endpoint: "https://127.0.0.1:1"}
 	for a, want := range map[int]string{0: "system:kube-scheduler/[]", 1: "system:node:node-1/[system:nodes]"} {
-		creds, err := is.actorCredentials(actors[a])
+		creds, err := is.componentCredentials(actors[a])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +264,7 @@ func TestActorKubeconfigsCarryIdentities(t *testing.T) {
 			t.Errorf("%s: kubeconfig does not trust the cluster CA", actors[a].Name)
 		}
 	}
-	tokens, err := os.ReadFile(pkiPaths(dir).hollowTokens())
+	tokens, err := os.ReadFile(PKIPaths(dir).HollowTokens())
 	if err != nil {
 		t.Fatal(err)
 	}

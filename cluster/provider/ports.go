@@ -1,4 +1,4 @@
-package process
+package provider
 
 import (
 	"fmt"
@@ -19,11 +19,11 @@ const (
 	portHigh = 32767 // exclusive upper bound when the range starts above it
 )
 
-// freePorts returns n distinct free TCP ports on 127.0.0.1 from
+// FreePorts returns n distinct free TCP ports on 127.0.0.1 from
 // [portLow, start of the ephemeral range). Every listener stays open until
 // all are chosen; another program may still take one before its actor binds
 // it, and the actor's readiness wait then fails naming the port.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	hi := portHigh
 	if lo := ephemeralLow(); lo > portLow+n*4 && lo-1 < hi {
 		hi = lo - 1

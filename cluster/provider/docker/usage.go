@@ -1,0 +1,108 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
+)
+
+// Usage is what each actor's containers consumed, summed over restarts:
+// CPU time and the peak memory of the container's cgroup, as the Docker API
+// reports them (cpu_stats.cpu_usage.total_usage, memory_stats.max_usage),
+// sampled just before every stop Stop and Down make. A container restarts
+// with fresh cgroup counters, so each sample is one life of the actor. An
+// actor that died on its own (not through the provider) loses its last
+// life's figures; a node's pods run in cgroups of their own
+// (cgroupParent) and are not counted in the node's.
+func (p *Provider) Usage() map[string]provider.Usage {
+	p.usageMu.Lock()
+	defer p.usageMu.Unlock()
+	out := make(map[string]provider.Usage, len(p.usage))
+	for k, v := range p.usage {
+		out[k] = v
+	}
+	return out
+}
+
+// sampleUsage adds a's container's current counters to its account.
+func (p *Provider) sampleUsage(ctx context.Context, cli client.APIClient, a actorState) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := cli.ContainerStats(ctx, a.Container, client.ContainerStatsOptions{})
+	if err != nil {
+		p.logf("usage of %s not sampled: %v", a.Name, err)
+		return
+	}
+	defer res.Body.Close()
+	var st container.StatsResponse
+	if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
+		p.logf("usage of %s not sampled: %v", a.Name, err)
+		return
+	}
+	mem := int64(st.MemoryStats.MaxUsage)
+	if mem == 0 {
+		mem = int64(st.MemoryStats.Usage) // cgroup v2 keeps no maximum here
+	}
+	p.usageMu.Lock()
+	defer p.usageMu.Unlock()
+	u := p.usage[a.Name]
+	u.CPUSeconds += float64(st.CPUStats.CPUUsage.TotalUsage) / 1e9
+	u.PeakRSSBytes = max(u.PeakRSSBytes, mem)
+	p.usage[a.Name] = u
+}
+
+// terminates reports whether Stop waits for the container to stop after
+// sig.
+func terminates(sig syscall.Signal) bool {
+	return sig == syscall.SIGKILL || sig == syscall.SIGTERM || sig == syscall.SIGINT
+}
+
+// Signal sends sig to the process named process inside the actor's
+// container (a node's containerd or kubelet): `kstep signal`, run in the
+// container with docker exec, finds it in the container's own /proc, so
+// nothing depends on the daemon sharing this host's process IDs.
+func (p *Provider) Signal(ctx context.Context, name, process string, sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok || s == 0 {
+		return fmt.Errorf("signal %s of %s: %v is not a process signal", process, name, sig)
+	}
+	a, cli, err := p.lookup(ctx, "signal", name)
+	if err != nil {
+		return err
+	}
+	if st, err := p.containerState(ctx, cli, a); err != nil || !st.Running {
+		return fmt.Errorf("signal %s of %s: %w", process, name, provider.ErrActorNotRunning)
+	}
+	ex, err := cli.ExecCreate(ctx, a.Container, client.ExecCreateOptions{
+		Cmd:          []string{binDir + "/kstep", "signal", "--program=" + process, "--signal=" + strconv.Itoa(int(s))},
+		AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return fmt.Errorf("signal %s of %s: exec: %w", process, name, err)
+	}
+	att, err := cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return fmt.Errorf("signal %s of %s: exec: %w", process, name, err)
+	}
+	out, _ := io.ReadAll(io.LimitReader(att.Reader, 64<<10))
+	att.Close()
+	ins, err := cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+	if err != nil {
+		return fmt.Errorf("signal %s of %s: exec: %w", process, name, err)
+	}
+	if ins.ExitCode != 0 {
+		return fmt.Errorf("signal %s of %s: exit %d: %s", process, name, ins.ExitCode, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

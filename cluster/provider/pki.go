@@ -1,0 +1,142 @@
+package provider
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kstep-dev/kstep/cluster/pki"
+)
+
+// A secure cluster (the default; Topology.Insecure turns it off) has its
+// PKI in <state-dir>/pki, on every provider: a CA made at Up, the
+// apiservers' serving certificate, and a token file. Kubeconfigs embed a
+// client certificate per identity: the admin (kubernetes-admin in
+// system:masters), the controller-managers, the schedulers, each real
+// node's kubelet (system:node:<name> in system:nodes). Hollow nodes share
+// one process and one connection, so each has a bearer token instead
+// (hollow-nodes.tokens, also in the apiservers' token file) that the
+// hollow-nodes actor sends per node.
+
+// PKIFiles are the paths of a cluster's PKI.
+type PKIFiles struct{ Dir string }
+
+// PKIPaths are the PKI files of the cluster in stateDir.
+func PKIPaths(stateDir string) PKIFiles { return PKIFiles{Dir: filepath.Join(stateDir, "pki")} }
+
+func (f PKIFiles) path(name string) string { return filepath.Join(f.Dir, name) }
+func (f PKIFiles) caCert() string          { return f.path("ca.crt") }
+func (f PKIFiles) caKey() string           { return f.path("ca.key") }
+func (f PKIFiles) servingCert() string     { return f.path("apiserver.crt") }
+func (f PKIFiles) servingKey() string      { return f.path("apiserver.key") }
+
+// tokens is the apiservers' token file; HollowTokens the hollow-nodes
+// actor's share of it.
+func (f PKIFiles) tokens() string { return f.path("tokens.csv") }
+
+// HollowTokens is the hollow-nodes actor's token file (node,token lines).
+func (f PKIFiles) HollowTokens() string { return f.path("hollow-nodes.tokens") }
+
+// apiserverArgs are the flags that make an apiserver secure.
+func (f PKIFiles) apiserverArgs() []string {
+	return []string{
+		"--tls-cert-file=" + f.servingCert(),
+		"--tls-private-key-file=" + f.servingKey(),
+		"--client-ca-file=" + f.caCert(),
+		"--token-auth-file=" + f.tokens(),
+		"--authorization-mode=Node,RBAC",
+	}
+}
+
+// WritePKI creates the cluster's CA, the apiservers' serving certificate
+// (valid for 127.0.0.1, localhost and every apiserver's host name in the
+// plan: hosts) and the token files (the hollow nodes' tokens and users'
+// lines). Client certificates are issued with the kubeconfigs.
+func WritePKI(stateDir string, cs []Component, hosts, users []string) error {
+	f := PKIPaths(stateDir)
+	if err := os.RemoveAll(f.Dir); err != nil {
+		return fmt.Errorf("clear old pki: %w", err)
+	}
+	ca, err := pki.NewCA("kstep-ca")
+	if err != nil {
+		return err
+	}
+	if err := ca.Pair().Write(f.caCert(), f.caKey()); err != nil {
+		return err
+	}
+	serving, err := ca.ServingCert("kstep-apiserver", hosts...)
+	if err != nil {
+		return err
+	}
+	if err := serving.Write(f.servingCert(), f.servingKey()); err != nil {
+		return err
+	}
+	var lines []string
+	for _, c := range cs {
+		for _, node := range c.HollowNodes {
+			tok, err := newToken()
+			if err != nil {
+				return err
+			}
+			lines = append(lines, fmt.Sprintf("%s,%s,%s,%q", tok, pki.NodeUser(node), pki.NodeUser(node), pki.NodesGroup))
+		}
+	}
+	for path, lines := range map[string][]string{f.HollowTokens(): lines, f.tokens(): append(lines, users...)} {
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+func newToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// issuer issues client credentials from a cluster's CA; a nil issuer (an
+// insecure cluster) issues empty ones.
+type issuer struct {
+	ca *pki.CA
+}
+
+func loadIssuer(stateDir string, secure bool) (*issuer, error) {
+	if !secure {
+		return nil, nil
+	}
+	f := PKIPaths(stateDir)
+	ca, err := pki.LoadCA(f.caCert(), f.caKey())
+	if err != nil {
+		return nil, err
+	}
+	return &issuer{ca: ca}, nil
+}
+
+func (is *issuer) credentials(user string, groups ...string) (credentials, error) {
+	if is == nil {
+		return credentials{}, nil
+	}
+	pair, err := is.ca.ClientCert(user, groups...)
+	if err != nil {
+		return credentials{}, err
+	}
+	return credentials{CA: is.ca.CertPEM(), Cert: pair.CertPEM, Key: pair.KeyPEM}, nil
+}
+
+// componentCredentials: the component's own certificate, or for hollow
+// nodes only the CA (their tokens travel separately).
+func (is *issuer) componentCredentials(c Component) (credentials, error) {
+	if is == nil {
+		return credentials{}, nil
+	}
+	if c.User == "" {
+		return credentials{CA: is.ca.CertPEM()}, nil
+	}
+	return is.credentials(c.User, c.Groups...)
+}
