@@ -66,8 +66,8 @@ type Topology struct {
 // EtcdTuning is passed to every `kstep etcd` as flags of the same names. A
 // zero field passes nothing, leaving the member's default.
 type EtcdTuning struct {
-	HeartbeatInterval       metav1.Duration `json:"heartbeatInterval,omitzero"`       // --heartbeat-interval (ms)
-	ElectionTimeout         metav1.Duration `json:"electionTimeout,omitzero"`         // --election-timeout (ms)
+	HeartbeatInterval       metav1.Duration `json:"heartbeatInterval,omitzero"`        // --heartbeat-interval (ms)
+	ElectionTimeout         metav1.Duration `json:"electionTimeout,omitzero"`          // --election-timeout (ms)
 	SnapshotCount           uint64          `json:"snapshotCount,omitempty"`           // --snapshot-count
 	QuotaBackendBytes       int64           `json:"quotaBackendBytes,omitempty"`       // --quota-backend-bytes
 	AutoCompactionMode      string          `json:"autoCompactionMode,omitempty"`      // --auto-compaction-mode
