@@ -1,11 +1,11 @@
-// Package bench runs a benchmark: it brings a cluster up (the process
-// provider, hollow nodes), runs a load job (package loadgen), tears the
+// Package bench runs a benchmark: it brings a cluster up (any provider of
+// cluster/provider's registry; it imports no implementation), runs a load job (package loadgen), tears the
 // cluster down, joins every actor's step events by UID and computes per-step
 // latency, end to end and throughput, each step beside the seed's documented
 // range (package results writes and renders the outcome).
 //
 // Profiles are built in (quick, nightly, scale) or read from YAML (kind
-// BenchProfile: the cluster's shape plus a LoadJob).
+// BenchProfile: the cluster's provider.Topology plus a LoadJob).
 //
 // The join (Analyze) is pure: events in, results out, tested on synthetic
 // events. It never invents a step: a step no actor of the run stamps is

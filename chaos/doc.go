@@ -1,7 +1,7 @@
-// Package chaos is kstep's chaos engine: it brings a cluster up through a
-// provider, runs a background load (a loadgen job plus its own write probe
+// Package chaos is kstep's chaos engine: it brings a cluster up through any
+// provider (process, docker, auto: the registry of cluster/provider), runs a background load (a loadgen job plus its own write probe
 // and watchers), injects the faults of a Scenario at their offsets — kill,
-// stop, pause, restart, partition — aimed at roles resolved at the moment
+// stop, pause, restart, partition, isolate — aimed at roles resolved at the moment
 // of injection (the etcd leader, the controller-manager leader from its
 // Lease, the kubelet of a node with pods, ...), and measures each fault's
 // detection and recovery. Afterwards it checks the invariants the seed's
@@ -19,8 +19,9 @@
 //
 // It owns: scenarios and their built-in set (scenarios/*.yaml), gates,
 // target resolution, measurements, invariants, the chaos report section.
-// It must not touch: the actors' packages (it reaches the cluster only
-// through a cluster/provider.Provider, kubeconfigs, client-go and etcd's
-// client), results/ (it reads its types only), bench/ (it reuses its trace
+// It must not touch: the actors' packages or a concrete provider (it
+// reaches the cluster only through a cluster/provider.Provider — a process
+// inside an actor through Provider.Signal, never /proc — kubeconfigs,
+// client-go and etcd's client), results/ (it reads its types only), bench/ (it reuses its trace
 // reader only).
 package chaos

@@ -4,10 +4,16 @@
 // It owns the mapping from kstep's member Config to etcd's embed.Config, the
 // member's lifecycle (start, wait for readiness, close on context
 // cancellation) and the defaults kstep runs etcd with (quiet logs, watch
-// progress notifications for the apiserver's watch cache).
+// progress notifications for the apiserver's watch cache), and the
+// member's optional peer proxy (peerproxy.go): a forwarder in front of the
+// member's peer listener, inside the member's own process, whose cut set
+// (controlled over HTTP at PeerProxyPath on the client URLs) partitions
+// members from each other on every provider without root or network
+// namespaces.
 //
 // It does not own cluster topology: which members exist, their ports, data
-// directories and processes belong to the providers (cluster/provider/...).
+// directories and processes belong to cluster/provider (the plan) and its
+// implementations.
 // It is not an etcd client: only the apiserver (cluster/storage) talks to etcd,
 // and nothing here may read or write keys.
 package etcd

@@ -1,12 +1,35 @@
-// Package provider defines where a kstep cluster runs: the Provider interface
-// that brings a cluster up and down and starts, stops and signals its actors
-// one at a time, and the Actor record that names them.
+// Package provider is where a kstep cluster is described and how it is run,
+// for every provider alike.
 //
-// It owns only the contract. Implementations live in subpackages
-// (provider/process today; docker and external later). The chaos engine and
-// the harness program against this interface and must not depend on how an
-// implementation runs its actors.
+// It owns the one cluster model:
 //
-// It must not import an implementation, and it must not know what an actor
-// does: etcd, the apiserver and the other actors are opaque processes here.
+//   - Topology (topology.go): the cluster's shape — etcd members,
+//     apiservers, controller-managers, schedulers, RealNodes, HollowNodes,
+//     etcd tuning, security on or off, extra flags per actor kind. kstep
+//     up's flags, bench profiles, chaos scenarios and run.json all carry it
+//     under the same keys; the old key "nodes" is refused with the new
+//     names.
+//   - Plan (plan.go): Plan(Topology, Addressing) []Component, pure: every
+//     actor with its argv, ports, data directory, identity, kubeconfig and
+//     readiness check. A provider supplies only Addressing (which ports
+//     components bind, which host names reach them, where their data lives).
+//   - Boot and Shutdown (lifecycle.go): the boot order and the shutdown
+//     order, written once. Providers pass how to start a group and how to
+//     stop one.
+//   - What every provider writes the same way: the PKI and token files
+//     (pki.go), the kubeconfigs (kubeconfig.go), the readiness wait
+//     (ready.go), free loopback ports (ports.go), and partitions of etcd
+//     peers through the peer proxies that run inside the members
+//     (partition.go, cluster/etcd's PeerProxy).
+//   - The Provider contract (provider.go) and the registry (registry.go):
+//     implementations register by name (process, docker) from their init;
+//     New, Resolve (auto: docker when a daemon answers, else process) and
+//     Open (the provider that recorded a state directory) are how the
+//     harness and kstep's commands reach them. bench and chaos import this
+//     package and no implementation.
+//
+// It must not import an implementation (provider/process, provider/docker)
+// or the actors' packages beyond cluster/etcd's timing rules and peer
+// proxy control: its contract with the actors is the kstep command line
+// that Plan writes and their health endpoints.
 package provider

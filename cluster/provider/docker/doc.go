@@ -3,8 +3,11 @@
 // each etcd member, apiserver, controller-manager, scheduler, the
 // hollow-nodes actor, the image registry and each real node (containerd +
 // runc + CNI + kubelet, nested). Faults are real: Stop kills or stops a
-// container, Pause freezes it (docker pause), Partition disconnects it
-// from the cluster's network.
+// container (sampling its usage from the Docker API first), Pause freezes
+// it (docker pause), Signal reaches a process inside it (a node's
+// containerd or kubelet, through `kstep signal` exec'd in the container),
+// Partition cuts an etcd member off its peers (the peer proxies inside the
+// members) or disconnects a whole actor from the cluster's network.
 //
 // It owns:
 //
@@ -26,10 +29,12 @@
 //     actor's, addressed by container name) and kubeconfig (the host's,
 //     addressed by the ports published on 127.0.0.1).
 //
-// Every actor's argv comes from cluster/provider/process (the same
-// command lines as the process provider, with container addresses), so an
-// actor behaves the same in both. Trace files are written into the host's
-// TraceDir through a bind mount at the same path.
+// Every actor comes from provider.Plan (the same command lines, PKI,
+// TLS, RBAC and node identities as the process provider, with container
+// addresses: addressing in plan.go), booted and stopped in provider.Boot's
+// and provider.Shutdown's order, so an actor behaves the same in both. The
+// state directory's pki/ and kubeconfigs/ and the host's TraceDir are
+// bind-mounted at the same paths.
 //
 // It must not import the actors' packages: its contract with them is the
 // kstep command line and their health endpoints. It needs a local Docker

@@ -15,19 +15,24 @@
 //	<state>/etcd/<member>/   each member's data directory
 //	<state>/logs/<actor>.log each actor's stdout and stderr
 //
-// It owns port selection, process start/stop/signalling, readiness waits
-// (etcd's /health, the apiserver's /readyz), the kubeconfigs and the
-// identities in them (through cluster/pki, which issues certificates and
-// knows nothing of apiservers).
+// It materialises provider.Plan as child processes: every port a free one
+// of 127.0.0.1 (plan in provider.go), started in provider.Boot's order and
+// stopped in provider.Shutdown's. It owns process start/stop/signalling
+// (Signal finds a process inside an actor, a node's containerd or kubelet,
+// in /proc), reaping: a real node SIGKILLed takes its pods with it (their
+// shims outlive `kstep node` by design, so Stop kills them, as every
+// process of a killed node container dies), and what Down leaves.
 //
 // It must not import the actors' packages (cluster/etcd, cluster/apiserver):
 // its contract with them is the command line of the kstep binary. It must not
 // talk to etcd or the apiserver beyond their health endpoints.
 //
-// With Config.EtcdPeerProxy, each etcd member advertises a proxy (in the
-// process that ran Up) in front of its peer port, and Partition/Heal cut and
-// restore a member's peer traffic (peerproxy.go); without it, and for other
-// actors, Partition is ErrUnsupported.
+// With Topology.EtcdPeerProxies, each etcd member runs a peer proxy of its
+// own (kstep etcd --peer-proxy-listen), and Partition/Heal cut and restore
+// a member's peer traffic through it (provider.SetPeerCut); the proxies
+// live as long as the members, so a detached cluster keeps them. Without
+// them, for other actors, and for a whole actor off the network (every
+// actor shares the loopback), Partition is ErrUnsupported.
 //
 // Up always creates a new cluster: etcd data left in the state directory by an
 // earlier cluster is deleted, because that cluster's members were bound to
