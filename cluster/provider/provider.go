@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // Role is what an actor is in the system under test.
@@ -140,4 +141,36 @@ func ProgramIs(argv []string, name string) bool {
 	}
 	base := filepath.Base(argv[0])
 	return base == name || (base == "kstep" && len(argv) > 1 && argv[1] == name)
+}
+
+// Accounts sum each actor's Usage over its lives (restarts): CPU adds up,
+// the peak is the largest. Both providers keep their figures in one. The
+// zero value is ready; it is safe for concurrent use.
+type Accounts struct {
+	mu sync.Mutex
+	m  map[string]Usage
+}
+
+// Add counts one life of the actor.
+func (a *Accounts) Add(actor string, u Usage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[string]Usage{}
+	}
+	acc := a.m[actor]
+	acc.CPUSeconds += u.CPUSeconds
+	acc.PeakRSSBytes = max(acc.PeakRSSBytes, u.PeakRSSBytes)
+	a.m[actor] = acc
+}
+
+// Usage is a copy of every actor's account.
+func (a *Accounts) Usage() map[string]Usage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]Usage, len(a.m))
+	for k, v := range a.m {
+		out[k] = v
+	}
+	return out
 }

@@ -63,8 +63,7 @@ type Provider struct {
 	nodeMode   string
 
 	// usage sums each actor's container usage, sampled before every stop.
-	usageMu sync.Mutex
-	usage   map[string]provider.Usage
+	usage provider.Accounts
 }
 
 func init() {
@@ -104,7 +103,7 @@ func New(cfg provider.Spec) (*Provider, error) {
 	}
 	out := cfg.Log
 	logf := func(format string, a ...any) { fmt.Fprintf(out, "kstep docker: "+format+"\n", a...) }
-	return &Provider{cfg: cfg, binDir: bin, logf: logf, st: st, usage: map[string]provider.Usage{}}, nil
+	return &Provider{cfg: cfg, binDir: bin, logf: logf, st: st}, nil
 }
 
 // Name is "docker".

@@ -25,15 +25,7 @@ import (
 // actor that died on its own (not through the provider) loses its last
 // life's figures; a node's pods run in cgroups of their own
 // (cgroupParent) and are not counted in the node's.
-func (p *Provider) Usage() map[string]provider.Usage {
-	p.usageMu.Lock()
-	defer p.usageMu.Unlock()
-	out := make(map[string]provider.Usage, len(p.usage))
-	for k, v := range p.usage {
-		out[k] = v
-	}
-	return out
-}
+func (p *Provider) Usage() map[string]provider.Usage { return p.usage.Usage() }
 
 // sampleUsage adds a's container's current counters to its account.
 func (p *Provider) sampleUsage(ctx context.Context, cli client.APIClient, a actorState) {
@@ -54,12 +46,7 @@ func (p *Provider) sampleUsage(ctx context.Context, cli client.APIClient, a acto
 	if mem == 0 {
 		mem = int64(st.MemoryStats.Usage) // cgroup v2 keeps no maximum here
 	}
-	p.usageMu.Lock()
-	defer p.usageMu.Unlock()
-	u := p.usage[a.Name]
-	u.CPUSeconds += float64(st.CPUStats.CPUUsage.TotalUsage) / 1e9
-	u.PeakRSSBytes = max(u.PeakRSSBytes, mem)
-	p.usage[a.Name] = u
+	p.usage.Add(a.Name, provider.Usage{CPUSeconds: float64(st.CPUStats.CPUUsage.TotalUsage) / 1e9, PeakRSSBytes: mem})
 }
 
 // terminates reports whether Stop waits for the container to stop after

@@ -48,7 +48,7 @@ type Provider struct {
 	// they can be waited for, and their exit is known without polling.
 	children map[string]*child
 	// usage sums what each actor's exited processes consumed.
-	usage map[string]provider.Usage
+	usage provider.Accounts
 }
 
 // child is a process this Provider started and reaps.
@@ -107,7 +107,7 @@ func New(cfg provider.Spec) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{cfg: cfg, binary: bin, st: st, children: map[string]*child{}, usage: map[string]provider.Usage{}}, nil
+	return &Provider{cfg: cfg, binary: bin, st: st, children: map[string]*child{}}, nil
 }
 
 // Name is "process".

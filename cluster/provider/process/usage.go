@@ -15,21 +15,8 @@ func (p *Provider) addUsage(actor string, ps *os.ProcessState) {
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 		u.PeakRSSBytes = maxRSSBytes(ru)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	acc := p.usage[actor]
-	acc.CPUSeconds += u.CPUSeconds
-	acc.PeakRSSBytes = max(acc.PeakRSSBytes, u.PeakRSSBytes)
-	p.usage[actor] = acc
+	p.usage.Add(actor, u)
 }
 
 // Usage is what each actor's exited processes consumed, summed over restarts.
-func (p *Provider) Usage() map[string]provider.Usage {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make(map[string]provider.Usage, len(p.usage))
-	for k, v := range p.usage {
-		out[k] = v
-	}
-	return out
-}
+func (p *Provider) Usage() map[string]provider.Usage { return p.usage.Usage() }
