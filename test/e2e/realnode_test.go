@@ -155,7 +155,8 @@ func TestRealNodes(t *testing.T) {
 		}
 	}
 
-	// SIGKILL a kubelet: kstep node starts it again; it adopts what runs.
+	// SIGKILL a kubelet (through the provider, as the chaos engine does):
+	// kstep node starts it again; it adopts what runs.
 	victim := pods[0].Spec.NodeName
 	sbBefore, ctrsBefore := runtimeState(t, nodeDir(victim))
 	kubelet := pidOf(t, " kubelet ", "--node-name "+victim)
@@ -165,7 +166,7 @@ func TestRealNodes(t *testing.T) {
 	if kubelet == 0 {
 		t.Fatalf("no kubelet process for %s", victim)
 	}
-	if err := syscall.Kill(kubelet, syscall.SIGKILL); err != nil {
+	if err := p.Signal(ctx, victim, "kubelet", syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "a new kubelet", time.Minute, func() bool {
@@ -192,7 +193,7 @@ func TestRealNodes(t *testing.T) {
 	if ctrd == 0 {
 		t.Fatalf("no containerd process for %s", other)
 	}
-	if err := syscall.Kill(ctrd, syscall.SIGKILL); err != nil {
+	if err := p.Signal(ctx, other, "containerd", syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "containerd back and answering CRI", time.Minute, func() bool {
@@ -201,6 +202,23 @@ func TestRealNodes(t *testing.T) {
 		return pid != 0 && pid != ctrd && err == nil
 	})
 	waitFor(t, "pods Ready after the containerd restart", 2*time.Minute, ready)
+
+	// SIGKILL the whole node: like a machine losing power (and like a node
+	// container killed on docker), its pods go with it; no shim of it is
+	// left. Started again, it runs its pods anew.
+	if pidOf(t, "containerd-shim", nodeDir(victim)) == 0 {
+		t.Fatalf("%s runs no shim before the kill", victim)
+	}
+	if err := p.Stop(ctx, victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if pid := pidOf(t, "containerd-shim", nodeDir(victim)); pid != 0 {
+		t.Fatalf("shim %d of %s outlived the node's SIGKILL", pid, victim)
+	}
+	if err := p.Start(ctx, victim); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "pods Ready after the node came back", 3*time.Minute, ready)
 
 	// Deleting the ReplicaSet removes containers and sandboxes.
 	if err := cs.AppsV1().ReplicaSets("default").Delete(ctx, "real", metav1.DeleteOptions{}); err != nil {
