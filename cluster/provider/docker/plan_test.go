@@ -1,0 +1,57 @@
+package docker
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
+)
+
+// The plan in containers: every actor reached by its name on fixed ports,
+// from the host on its own published port, data on a volume, the same
+// security as every provider.
+func TestPlanInContainers(t *testing.T) {
+	spec := provider.Spec{Topology: provider.Topology{EtcdMembers: 3, APIServers: 2, ControllerManagers: 1, Schedulers: 1,
+		RealNodes: 1, HollowNodes: 2, EtcdPeerProxies: true}, StateDir: "/s"}
+	spec.Defaults()
+	n := planSize(spec)
+	ports := make([]int, n)
+	for i := range ports {
+		ports[i] = 30000 + i
+	}
+	actors := plan(spec, "abc", map[string]string{"control-plane": "cp:1", "node": "node:1"}, ports)
+	if len(actors) != n {
+		t.Fatalf("%d actors for %d ports", len(actors), n)
+	}
+	byName := map[string]actorState{}
+	for i, a := range actors {
+		byName[a.Name] = a
+		if a.HostPort != ports[i] || a.Container != "kstep-abc-"+a.Name || a.Alias != a.Name {
+			t.Errorf("%s: host port %d container %s alias %s", a.Name, a.HostPort, a.Container, a.Alias)
+		}
+	}
+	e := byName["etcd-1"]
+	for _, want := range []string{"--advertise-client-urls=http://etcd-1:2379", "--initial-advertise-peer-urls=http://etcd-1:2381",
+		"--peer-proxy-listen=0.0.0.0:2381", "--listen-peer-urls=http://0.0.0.0:2380", "--data-dir=" + etcdVolumeDir} {
+		if !slices.Contains(e.Component.Args, want) {
+			t.Errorf("etcd-1 lacks %s: %q", want, e.Component.Args)
+		}
+	}
+	if e.Volume != "kstep-abc-etcd-1" || e.VolumeDir != etcdVolumeDir || e.Endpoint != "http://127.0.0.1:30001" {
+		t.Errorf("etcd-1: %+v", e)
+	}
+	a := byName["apiserver-0"]
+	if !strings.HasPrefix(a.Endpoint, "https://127.0.0.1:") || a.Port != 6443 || !slices.Contains(a.Component.Args, "--authorization-mode=Node,RBAC") {
+		t.Errorf("apiserver-0: %+v", a)
+	}
+	node := byName["node-0"]
+	if node.Image != "node:1" || node.Volume == "" || node.Component.User != "system:node:node-0" ||
+		!slices.ContainsFunc(node.Component.Args, func(s string) bool { return strings.HasPrefix(s, "--kubelet-arg=--cgroup-parent=/kstep-abc/") }) ||
+		!slices.Contains(node.Component.Args, "--registry=registry:5000") {
+		t.Errorf("node-0: %+v", node)
+	}
+	if got := serverURL(true)("apiserver-1"); got != "https://apiserver-1:6443" {
+		t.Errorf("containers reach apiserver-1 at %s", got)
+	}
+}
