@@ -114,9 +114,23 @@ func LoadGate(name string) (*Gate, error) {
 }
 
 // Evaluate checks every line of g against the run's faults and invariants.
-// Lines matching no fault of the run are left out.
+// Lines matching no fault of the run are left out. A fault that was never
+// injected, or whose injection failed, fails the run whether or not a line
+// names it: a gate must not pass a run that did not do what it says.
 func (g *Gate) Evaluate(faults []FaultResult, invs []Invariant) []Verdict {
 	var out []Verdict
+	failed := map[string]bool{}
+	for _, f := range faults {
+		switch {
+		case f.Error != "":
+			out = append(out, Verdict{Line: f.Name + ": injected", Value: f.Error, Limit: "injected without error", Pass: false})
+		case f.InjectedAt.IsZero():
+			out = append(out, Verdict{Line: f.Name + ": injected", Value: "never injected", Limit: "injected without error", Pass: false})
+		default:
+			continue
+		}
+		failed[f.Name] = true
+	}
 	dur := func(v *float64) string {
 		if v == nil {
 			return "not observed"
@@ -132,9 +146,8 @@ func (g *Gate) Evaluate(faults []FaultResult, invs []Invariant) []Verdict {
 				continue
 			}
 			line := func(what string) string { return fmt.Sprintf("%s: %s", f.Name, what) }
-			if f.Error != "" {
-				out = append(out, Verdict{Line: line("injected"), Value: f.Error, Limit: "no error", Pass: false})
-				continue
+			if failed[f.Name] {
+				continue // its measures mean nothing; the injection line fails it
 			}
 			if fg.MaxDetection != nil {
 				out = append(out, Verdict{Line: line("detection (" + f.Detection.Kind + ")"), Value: dur(f.Detection.MS),

@@ -3,6 +3,7 @@ package chaos
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func msp(v float64) *float64 { return &v }
@@ -40,12 +41,13 @@ invariants: {lost-writes: 0, rs-over-replicas: 0}
 	if err != nil {
 		t.Fatal(err)
 	}
+	at := time.Unix(1000, 0)
 	faults := []FaultResult{
-		{Name: "etcd", Target: TargetEtcdLeader, WriteGapMS: 900},
-		{Name: "api", Target: TargetAPIServer, FailedWrites: 2},
+		{Name: "etcd", Target: TargetEtcdLeader, WriteGapMS: 900, InjectedAt: at},
+		{Name: "api", Target: TargetAPIServer, FailedWrites: 2, InjectedAt: at},
 		{Name: "cm-kill", Target: TargetControllerManager, Detection: Measure{Kind: "lease-holder-changed", MS: msp(2100)},
-			Recovery: Measure{Kind: "leader-first-pod"}},
-		{Name: "sched", Target: TargetScheduler}, // no line matches it
+			Recovery: Measure{Kind: "leader-first-pod"}, InjectedAt: at},
+		{Name: "sched", Target: TargetScheduler, InjectedAt: at}, // no line matches it
 	}
 	invs := []Invariant{
 		{Name: InvLostWrites, Checked: true},
@@ -87,5 +89,36 @@ func TestGateUncheckedInvariantFails(t *testing.T) {
 	vs := g.Evaluate(nil, []Invariant{{Name: InvWatchGaps, Checked: false, Detail: []string{"etcd unreachable"}}})
 	if Passed(vs) || !strings.Contains(vs[0].Value, "not checked") {
 		t.Errorf("%+v", vs)
+	}
+}
+
+// A fault whose injection failed, or that never fired, fails the run even
+// when no gate line names its target; its measures are not judged.
+func TestGateFailedInjectionFails(t *testing.T) {
+	g, err := ParseGate([]byte("name: t\nfaults: [{match: etcd-leader, maxWriteGap: 1.5s}]\ninvariants: {lost-writes: 0}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1000, 0)
+	ok := []FaultResult{{Name: "etcd", Target: TargetEtcdLeader, WriteGapMS: 100, InjectedAt: at},
+		{Name: "kubelet", Target: TargetKubelet, InjectedAt: at}}
+	invs := []Invariant{{Name: InvLostWrites, Checked: true}}
+	if vs := g.Evaluate(ok, invs); !Passed(vs) {
+		t.Fatalf("a clean run failed: %v", Failed(vs))
+	}
+	for name, f := range map[string]FaultResult{
+		"an error, no line for its target": {Name: "kubelet", Target: TargetKubelet, InjectedAt: at, Error: "signal: no such actor"},
+		"never injected":                   {Name: "kubelet", Target: TargetKubelet},
+		"an error on a gated target":       {Name: "etcd", Target: TargetEtcdLeader, InjectedAt: at, Error: "resolve: no leader", WriteGapMS: 1},
+	} {
+		vs := g.Evaluate([]FaultResult{f}, invs)
+		if Passed(vs) || !strings.Contains(strings.Join(Failed(vs), "\n"), f.Name+": injected") {
+			t.Errorf("%s: verdicts %+v, want the run failed on %s: injected", name, vs, f.Name)
+		}
+		for _, v := range vs {
+			if strings.Contains(v.Line, "write gap") {
+				t.Errorf("%s: a failed injection's measure was judged: %+v", name, v)
+			}
+		}
 	}
 }
