@@ -22,6 +22,30 @@ func TestBuiltinGates(t *testing.T) {
 	}
 }
 
+// The default gate judges every fault of every built-in scenario: a line
+// matches it by target or by name.
+func TestDefaultGateCoversBuiltinScenarios(t *testing.T) {
+	g, err := LoadGate("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range Builtin() {
+		sc, err := Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range sc.Faults {
+			matched := false
+			for _, fg := range g.Faults {
+				matched = matched || fg.Match == string(f.Target) || fg.Match == f.Name
+			}
+			if !matched {
+				t.Errorf("scenario %s: fault %s (target %s) has no line in the default gate", name, f.Name, f.Target)
+			}
+		}
+	}
+}
+
 func TestGateValidate(t *testing.T) {
 	_, err := ParseGate([]byte("kind: Gate\nname: x\nfaults: [{match: etcd-leader}]\ninvariants: {lost-writs: 0}"))
 	if err == nil || !strings.Contains(err.Error(), `"lost-writs" unknown`) || !strings.Contains(err.Error(), "no threshold") {

@@ -755,7 +755,8 @@ func memberHashes(ctx context.Context, cli *clientv3.Client, p provider.Provider
 	return out
 }
 
-// readSteps reads the actors' trace events (every <actor>.jsonl in dir).
+// readSteps reads the actors' trace events (every <actor>.jsonl in dir),
+// each attributed to the actor whose file it is.
 func readSteps(dir string) ([]StepEvent, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if err != nil {
@@ -769,8 +770,12 @@ func readSteps(dir string) ([]StepEvent, error) {
 			errs = append(errs, err)
 			continue
 		}
+		// The actor is the file's: <actor>.jsonl. Actors stamp a role
+		// ("scheduler") or a name, and a leader's recovery must tell the
+		// standby's stamps from the killed leader's.
+		actor := strings.TrimSuffix(filepath.Base(f), ".jsonl")
 		for _, e := range evs {
-			out = append(out, StepEvent{At: time.Unix(0, e.TS), Step: e.Step, Actor: e.Actor, UID: string(e.UID)})
+			out = append(out, StepEvent{At: time.Unix(0, e.TS), Step: e.Step, Actor: actor, UID: string(e.UID)})
 		}
 	}
 	return out, errors.Join(errs...)
