@@ -29,7 +29,7 @@ import (
 // addAdmission appends the plugins that need the server's caches.
 func (s *Server) addAdmission() {
 	lr := &limitRanger{s: s}
-	wh := &webhooks{s: s}
+	wh := &webhooks{s: s, client: admission.Client{MaxObjectBytes: s.opts.MaxRequestBytes}}
 	s.chain.Mutating = append(s.chain.Mutating, lr,
 		defaultTolerations{notReady: s.opts.DefaultNotReadyTolerationSeconds, unreachable: s.opts.DefaultUnreachableTolerationSeconds},
 		mutatingWebhooks{wh})

@@ -161,6 +161,11 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 		cur, curRev = e.Object.DeepCopyObject(), e.RV
 	}
 	for attempt := 0; ; attempt++ {
+		// A patch is applied on every attempt: once the client has gone,
+		// none is worth making.
+		if err := q.ctx().Err(); err != nil {
+			return nil, err
+		}
 		if cur == nil {
 			kv, err := q.s.store.Get(q.ctx(), key)
 			if err != nil {
