@@ -31,7 +31,10 @@ const groupAuthenticated = "system:authenticated"
 var errNoCredentials = errors.New("no client certificate or bearer token")
 
 // publicPaths answer anonymous requests: load balancers and the provider
-// probe them without credentials.
+// probe them without credentials. Credentials that are sent are checked
+// there too, as upstream: a wrong token or a certificate of another CA is a
+// 401 on every path, so a client learns its credentials are bad from its
+// first request (kubectl version), not its second.
 var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
 
 // userKey carries the authenticated User in a request's context.
@@ -53,13 +56,17 @@ func userFrom(ctx context.Context) (User, bool) {
 // serveResource, which knows their attributes.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if publicPaths[r.URL.Path] {
+		u, err := s.chain.Authn.Authenticate(r)
+		if publicPaths[r.URL.Path] && errors.Is(err, errNoCredentials) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		u, err := s.chain.Authn.Authenticate(r)
 		if err != nil {
 			writeError(w, apierrors.NewUnauthorized("Unauthorized: "+err.Error()))
+			return
+		}
+		if publicPaths[r.URL.Path] {
+			next.ServeHTTP(w, r.WithContext(withUser(r.Context(), u)))
 			return
 		}
 		r = r.WithContext(withUser(r.Context(), u))
