@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -110,6 +111,9 @@ func (l *limitRanger) Validate(_ context.Context, req *AdmissionRequest) error {
 		return nil
 	}
 	if msgs := admission.ValidateLimitRanges(pod, rs); len(msgs) > 0 {
+		if n := len(msgs); n > maxCauses { // NewAggregate's message is quadratic in them
+			msgs = append(msgs[:maxCauses:maxCauses], fmt.Sprintf("and %d more", n-maxCauses))
+		}
 		errs := make([]error, len(msgs))
 		for i, m := range msgs {
 			errs[i] = errorString(m)
