@@ -323,13 +323,32 @@ func TestNodeAuthorizerAndRestriction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n1.CoreV1().Nodes().Get(ctx, "n2", metav1.GetOptions{}); err != nil {
-		t.Errorf("n1 reads node n2: %v", err)
+	// It reads its own Node only, as upstream 1.37: by name, or listed and
+	// watched with a metadata.name selector.
+	if _, err := n1.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{}); err != nil {
+		t.Errorf("n1 reads its Node: %v", err)
 	}
+	own := metav1.ListOptions{FieldSelector: "metadata.name=n1"}
+	if l, err := n1.CoreV1().Nodes().List(ctx, own); err != nil || len(l.Items) != 1 {
+		t.Errorf("n1 lists its Node by name: %v", err)
+	}
+	if w, err := n1.CoreV1().Nodes().Watch(ctx, own); err != nil {
+		t.Errorf("n1 watches its Node by name: %v", err)
+	} else {
+		w.Stop()
+	}
+	_, err = n1.CoreV1().Nodes().Get(ctx, "n2", metav1.GetOptions{})
+	wantCode(t, "n1 reads node n2", err, 403)
+	_, err = n1.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	wantCode(t, "n1 lists every Node", err, 403)
+	_, err = n1.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=n2"})
+	wantCode(t, "n1 watches n2", err, 403)
 	_, err = n1.CoreV1().Nodes().UpdateStatus(ctx, n2, metav1.UpdateOptions{})
 	wantCode(t, "n1 writes n2's status", err, 403)
 	err = n1.CoreV1().Nodes().Delete(ctx, "n2", metav1.DeleteOptions{})
 	wantCode(t, "n1 deletes n2", err, 403)
+	err = n1.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{})
+	wantCode(t, "n1 deletes its own Node (it would shed its taints)", err, 403)
 
 	lease := func(name string) *coordinationv1.Lease {
 		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: corev1.NamespaceNodeLease}}
