@@ -213,7 +213,7 @@ func (w *webhooks) attributes(req *AdmissionRequest) *admission.Attributes {
 	a := &admission.Attributes{
 		Operation: admissionv1.Operation(req.Operation), Resource: req.Resource, Subresource: req.Subresource,
 		Namespace: req.Namespace, Name: req.Name, Object: req.Object, OldObject: req.OldObject, DryRun: req.DryRun,
-		User: authenticationv1.UserInfo{Username: req.User.Name, Groups: req.User.Groups},
+		User: authenticationv1.UserInfo{Username: req.User.Name, UID: req.User.UID, Groups: req.User.Groups, Extra: userExtra(req.User.Extra)},
 	}
 	if res != nil {
 		a.Kind, a.Namespaced = res.gvk(), res.namespaced
@@ -230,6 +230,17 @@ func (w *webhooks) attributes(req *AdmissionRequest) *admission.Attributes {
 		}
 	}
 	return a
+}
+
+func userExtra(extra map[string][]string) map[string]authenticationv1.ExtraValue {
+	if len(extra) == 0 {
+		return nil
+	}
+	out := make(map[string]authenticationv1.ExtraValue, len(extra))
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
 }
 
 // skipWebhooks: writes to the webhook configurations themselves are never

@@ -112,7 +112,7 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 		return nil, err
 	}
 	s.limiter = newInflight(opts, reg)
-	s.handler = s.authenticate(s.audit.audit(opts.MaxRequestBytes, s.limiter.limit(s.mux)))
+	s.handler = s.authenticate(s.audit.audit(opts.MaxRequestBytes, s.authorizeRequest(s.limiter.limit(s.mux))))
 	if opts.MaxHeaderBytes > 0 {
 		s.handler = limitHeaders(opts.MaxHeaderBytes, s.handler)
 	}
