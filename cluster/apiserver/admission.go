@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -29,7 +30,7 @@ import (
 // addAdmission appends the plugins that need the server's caches.
 func (s *Server) addAdmission() {
 	lr := &limitRanger{s: s}
-	wh := &webhooks{s: s}
+	wh := &webhooks{s: s, client: admission.Client{MaxObjectBytes: s.opts.MaxRequestBytes}}
 	s.chain.Mutating = append(s.chain.Mutating, lr,
 		defaultTolerations{notReady: s.opts.DefaultNotReadyTolerationSeconds, unreachable: s.opts.DefaultUnreachableTolerationSeconds},
 		mutatingWebhooks{wh})
@@ -110,6 +111,9 @@ func (l *limitRanger) Validate(_ context.Context, req *AdmissionRequest) error {
 		return nil
 	}
 	if msgs := admission.ValidateLimitRanges(pod, rs); len(msgs) > 0 {
+		if n := len(msgs); n > maxCauses { // NewAggregate's message is quadratic in them
+			msgs = append(msgs[:maxCauses:maxCauses], fmt.Sprintf("and %d more", n-maxCauses))
+		}
 		errs := make([]error, len(msgs))
 		for i, m := range msgs {
 			errs[i] = errorString(m)
@@ -209,7 +213,7 @@ func (w *webhooks) attributes(req *AdmissionRequest) *admission.Attributes {
 	a := &admission.Attributes{
 		Operation: admissionv1.Operation(req.Operation), Resource: req.Resource, Subresource: req.Subresource,
 		Namespace: req.Namespace, Name: req.Name, Object: req.Object, OldObject: req.OldObject, DryRun: req.DryRun,
-		User: authenticationv1.UserInfo{Username: req.User.Name, Groups: req.User.Groups},
+		User: authenticationv1.UserInfo{Username: req.User.Name, UID: req.User.UID, Groups: req.User.Groups, Extra: userExtra(req.User.Extra)},
 	}
 	if res != nil {
 		a.Kind, a.Namespaced = res.gvk(), res.namespaced
@@ -226,6 +230,17 @@ func (w *webhooks) attributes(req *AdmissionRequest) *admission.Attributes {
 		}
 	}
 	return a
+}
+
+func userExtra(extra map[string][]string) map[string]authenticationv1.ExtraValue {
+	if len(extra) == 0 {
+		return nil
+	}
+	out := make(map[string]authenticationv1.ExtraValue, len(extra))
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
 }
 
 // skipWebhooks: writes to the webhook configurations themselves are never

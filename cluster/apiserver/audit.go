@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,8 +19,10 @@ import (
 )
 
 // The audit log: one audit.k8s.io/v1 Event per resource request, written
-// at ResponseComplete as a JSON line. Levels: None, Metadata (who, what,
-// when, the answer's code), Request (and the request body, when JSON).
+// at ResponseComplete as a JSON line, with the user who authenticated and,
+// for an impersonating request, the one it was served as. Levels: None,
+// Metadata (who, what, when, the answer's code), Request (and the request
+// body, when JSON).
 // Every request gets an Audit-ID response header (the client's own, if it
 // sent one), whether or not it is logged.
 //
@@ -46,6 +49,7 @@ type auditEvent struct {
 	RequestURI               string            `json:"requestURI"`
 	Verb                     string            `json:"verb"`
 	User                     auditUser         `json:"user"`
+	ImpersonatedUser         *auditUser        `json:"impersonatedUser,omitempty"`
 	SourceIPs                []string          `json:"sourceIPs,omitempty"`
 	UserAgent                string            `json:"userAgent,omitempty"`
 	ObjectRef                *auditObjectRef   `json:"objectRef,omitempty"`
@@ -57,8 +61,14 @@ type auditEvent struct {
 }
 
 type auditUser struct {
-	Username string   `json:"username"`
-	Groups   []string `json:"groups,omitempty"`
+	Username string              `json:"username"`
+	UID      string              `json:"uid,omitempty"`
+	Groups   []string            `json:"groups,omitempty"`
+	Extra    map[string][]string `json:"extra,omitempty"`
+}
+
+func toAuditUser(u User) auditUser {
+	return auditUser{Username: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
 }
 
 type auditObjectRef struct {
@@ -160,6 +170,36 @@ func (a *auditLog) emit(ev *auditEvent) {
 	}
 }
 
+// auditRecordKey carries, from the audit wrapper down the chain, what the
+// audit event learns only later: whom an impersonating request is served
+// as (authorizeRequest runs inside the audit wrapper, so that refused
+// impersonations are logged too).
+type auditRecordKey struct{}
+
+type auditRecord struct {
+	mu           sync.Mutex
+	impersonated *User
+}
+
+// auditImpersonation records that the request of ctx is served as u.
+func auditImpersonation(ctx context.Context, u User) {
+	if rec, ok := ctx.Value(auditRecordKey{}).(*auditRecord); ok {
+		rec.mu.Lock()
+		rec.impersonated = &u
+		rec.mu.Unlock()
+	}
+}
+
+func impersonatedFrom(ctx context.Context) *User {
+	rec, ok := ctx.Value(auditRecordKey{}).(*auditRecord)
+	if !ok {
+		return nil
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.impersonated
+}
+
 // bodyTap keeps a copy of the request body as the handler reads it.
 type bodyTap struct {
 	io.ReadCloser
@@ -194,6 +234,7 @@ func (a *auditLog) audit(maxBody int64, next http.Handler) http.Handler {
 			return
 		}
 		received := time.Now()
+		r = r.WithContext(context.WithValue(r.Context(), auditRecordKey{}, &auditRecord{}))
 		var tap *bodyTap
 		if a.level == AuditRequest && r.Body != nil && r.Body != http.NoBody && ri.Verb != "get" && ri.Verb != "list" && ri.Verb != "watch" {
 			tap = &bodyTap{ReadCloser: r.Body, limit: int(maxBody)}
@@ -201,9 +242,10 @@ func (a *auditLog) audit(maxBody int64, next http.Handler) http.Handler {
 		}
 		rec := &recorder{ResponseWriter: w}
 		if ri.Verb == "watch" {
-			// A watch is logged when it starts: it may last for hours.
-			a.emit(a.event(r, ri, id, received, http.StatusOK, nil))
-			next.ServeHTTP(w, r)
+			// A watch is logged when its response starts: it may last for
+			// hours.
+			rec.started = func(code int) { a.emit(a.event(r, ri, id, received, code, nil)) }
+			next.ServeHTTP(rec, r)
 			return
 		}
 		next.ServeHTTP(rec, r)
@@ -227,13 +269,19 @@ func (a *auditLog) event(r *http.Request, ri *requestInfo, id string, received t
 	ev := &auditEvent{
 		Kind: "Event", APIVersion: "audit.k8s.io/v1", Level: a.level, AuditID: id, Stage: stage,
 		RequestURI: r.URL.RequestURI(), Verb: ri.Verb,
-		User:      auditUser{Username: u.Name, Groups: u.Groups},
+		User:      toAuditUser(u),
 		UserAgent: r.UserAgent(),
 		ObjectRef: &auditObjectRef{Resource: ri.Resource, Namespace: ri.Namespace, Name: ri.Name,
 			APIGroup: ri.Group, APIVersion: ri.Version, Subresource: ri.Subresource},
 		ResponseStatus:           &metav1.Status{Code: int32(code)},
 		RequestReceivedTimestamp: metav1.NewMicroTime(received),
 		StageTimestamp:           metav1.NewMicroTime(time.Now()),
+	}
+	if as := impersonatedFrom(r.Context()); as != nil {
+		// As upstream: user is who authenticated, impersonatedUser whom
+		// the request was served as.
+		iu := toAuditUser(*as)
+		ev.ImpersonatedUser = &iu
 	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		ev.SourceIPs = []string{host}

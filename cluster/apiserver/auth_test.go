@@ -2,9 +2,16 @@ package apiserver_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
+	"math/big"
 	"net/http"
 	"testing"
 	"time"
@@ -125,6 +132,27 @@ func TestAuthentication(t *testing.T) {
 	_, err = e.clientFor(foreign).CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 	wantCode(t, "certificate of another CA", err, 401)
 
+	// Credentials that are sent are checked on every path, the public ones
+	// too: bad ones are a 401 there, good ones are served.
+	bad := map[string]*rest.Config{
+		"a wrong token":               e.pki.TokenConfig(anon, "wrong-token"),
+		"a certificate of another CA": foreign,
+		"an expired certificate":      certConfig(t, e, anon, true),
+		"a self-signed certificate":   certConfig(t, e, anon, false),
+	}
+	for _, path := range []string{"/version", "/healthz", "/livez", "/readyz", "/api"} {
+		for what, c := range bad {
+			code, body := rawGet(t, c, path)
+			var st metav1.Status
+			if code != http.StatusUnauthorized || json.Unmarshal(body, &st) != nil || st.Code != 401 {
+				t.Errorf("GET %s with %s: %d %s, want a 401 Status", path, what, code, body)
+			}
+		}
+		if code, body := rawGet(t, e.pki.TokenConfig(anon, "bob-token"), path); code != http.StatusOK {
+			t.Errorf("GET %s with a good token: %d %s", path, code, body)
+		}
+	}
+
 	if _, err := e.admin.CoreV1().Pods("default").Create(ctx, testPod("p"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("admin create: %v", err)
 	}
@@ -136,6 +164,43 @@ func TestAuthentication(t *testing.T) {
 	}
 	_, err = bob.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 	wantCode(t, "bob lists pods", err, 403)
+}
+
+// certConfig is base with a client certificate for the admin that does not
+// authenticate: signed by the cluster's CA but expired (expired=true), or
+// signed by its own key.
+func certConfig(t *testing.T, e *secureEnv, base *rest.Config, expired bool) *rest.Config {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: pki.AdminUser, Organization: []string{pki.MastersGroup}},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	parent, signer := tmpl, any(key)
+	if expired {
+		tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour)
+		block, _ := pem.Decode(e.pki.CA.Pair().KeyPEM)
+		caKey, err := x509.ParseECPrivateKey(block.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parent, signer = e.pki.CA.Cert, caKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rest.CopyConfig(base)
+	c.TLSClientConfig.CAFile = e.pki.CAFile()
+	c.TLSClientConfig.CertData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	c.TLSClientConfig.KeyData = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	return c
 }
 
 func TestRBAC(t *testing.T) {
@@ -258,13 +323,32 @@ func TestNodeAuthorizerAndRestriction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n1.CoreV1().Nodes().Get(ctx, "n2", metav1.GetOptions{}); err != nil {
-		t.Errorf("n1 reads node n2: %v", err)
+	// It reads its own Node only, as upstream 1.37: by name, or listed and
+	// watched with a metadata.name selector.
+	if _, err := n1.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{}); err != nil {
+		t.Errorf("n1 reads its Node: %v", err)
 	}
+	own := metav1.ListOptions{FieldSelector: "metadata.name=n1"}
+	if l, err := n1.CoreV1().Nodes().List(ctx, own); err != nil || len(l.Items) != 1 {
+		t.Errorf("n1 lists its Node by name: %v", err)
+	}
+	if w, err := n1.CoreV1().Nodes().Watch(ctx, own); err != nil {
+		t.Errorf("n1 watches its Node by name: %v", err)
+	} else {
+		w.Stop()
+	}
+	_, err = n1.CoreV1().Nodes().Get(ctx, "n2", metav1.GetOptions{})
+	wantCode(t, "n1 reads node n2", err, 403)
+	_, err = n1.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	wantCode(t, "n1 lists every Node", err, 403)
+	_, err = n1.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=n2"})
+	wantCode(t, "n1 watches n2", err, 403)
 	_, err = n1.CoreV1().Nodes().UpdateStatus(ctx, n2, metav1.UpdateOptions{})
 	wantCode(t, "n1 writes n2's status", err, 403)
 	err = n1.CoreV1().Nodes().Delete(ctx, "n2", metav1.DeleteOptions{})
 	wantCode(t, "n1 deletes n2", err, 403)
+	err = n1.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{})
+	wantCode(t, "n1 deletes its own Node (it would shed its taints)", err, 403)
 
 	lease := func(name string) *coordinationv1.Lease {
 		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: corev1.NamespaceNodeLease}}

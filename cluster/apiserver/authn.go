@@ -31,7 +31,10 @@ const groupAuthenticated = "system:authenticated"
 var errNoCredentials = errors.New("no client certificate or bearer token")
 
 // publicPaths answer anonymous requests: load balancers and the provider
-// probe them without credentials.
+// probe them without credentials. Credentials that are sent are checked
+// there too, as upstream: a wrong token or a certificate of another CA is a
+// 401 on every path, so a client learns its credentials are bad from its
+// first request (kubectl version), not its second.
 var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
 
 // userKey carries the authenticated User in a request's context.
@@ -47,23 +50,52 @@ func userFrom(ctx context.Context) (User, bool) {
 	return u, ok
 }
 
-// authenticate wraps the API: every request but the public paths is
-// authenticated once, here; non-resource paths (discovery, OpenAPI,
-// /metrics, pprof) are authorized here too, resource requests in
-// serveResource, which knows their attributes.
+// authenticate wraps the API: every request is authenticated once, here,
+// and one without credentials is refused unless it is for a public path.
+// The user goes into the request's context for the audit log and
+// authorizeRequest.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if publicPaths[r.URL.Path] {
+		u, err := s.chain.Authn.Authenticate(r)
+		if publicPaths[r.URL.Path] && errors.Is(err, errNoCredentials) {
+			if asks(r) {
+				writeError(w, apierrors.NewUnauthorized("Unauthorized: impersonation needs credentials"))
+				return
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
-		u, err := s.chain.Authn.Authenticate(r)
 		if err != nil {
 			writeError(w, apierrors.NewUnauthorized("Unauthorized: "+err.Error()))
 			return
 		}
-		r = r.WithContext(withUser(r.Context(), u))
-		if !resourcePath(r.URL.Path) {
+		next.ServeHTTP(w, r.WithContext(withUser(r.Context(), u)))
+	})
+}
+
+// authorizeRequest runs inside the audit log: it serves an impersonating
+// request as the user it impersonates, once authorized (impersonation.go),
+// and authorizes non-resource paths (discovery, OpenAPI, /metrics, pprof);
+// resource requests are authorized in serveResource, which knows their
+// attributes.
+func (s *Server) authorizeRequest(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, ok := userFrom(r.Context())
+		if !ok { // anonymous, on a public path
+			next.ServeHTTP(w, r)
+			return
+		}
+		as, impersonated, err := s.impersonate(r, u)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if impersonated {
+			ctx := context.WithValue(r.Context(), impersonatorKey{}, u)
+			r, u = r.WithContext(withUser(ctx, as)), as
+			auditImpersonation(r.Context(), as)
+		}
+		if !publicPaths[r.URL.Path] && !resourcePath(r.URL.Path) {
 			if err := s.authorizeNonResource(r, u); err != nil {
 				writeError(w, err)
 				return
@@ -71,6 +103,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// asks reports whether r carries an impersonation header.
+func asks(r *http.Request) bool {
+	for k := range r.Header {
+		if strings.HasPrefix(k, "Impersonate-") {
+			return true
+		}
+	}
+	return false
 }
 
 // resourcePath: /api/<v>/... or /apis/<g>/<v>/...; everything shorter is
@@ -224,7 +266,7 @@ func parseTokens(r io.Reader, path string) (tokenAuthn, error) {
 		if len(rec) < 3 || rec[0] == "" || rec[1] == "" {
 			return nil, fmt.Errorf("token file %s: line %d: want token,user,uid[,\"group,...\"]", path, line)
 		}
-		u := User{Name: rec[1]}
+		u := User{Name: rec[1], UID: rec[2]}
 		if len(rec) > 3 && rec[3] != "" {
 			for _, g := range strings.Split(rec[3], ",") {
 				if g = strings.TrimSpace(g); g != "" {

@@ -13,10 +13,13 @@ import (
 // stage is one small interface so that TLS identities, RBAC, quota and
 // webhooks slot in without touching the handlers.
 
-// User is an authenticated identity.
+// User is an authenticated identity, or the one a request impersonates.
 type User struct {
 	Name   string
+	UID    string
 	Groups []string
+	// Extra is what an impersonating request adds (Impersonate-Extra-*).
+	Extra map[string][]string
 }
 
 // Authenticator says who sent a request. An error is a 401.

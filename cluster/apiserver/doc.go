@@ -10,16 +10,21 @@
 // expired versions), content negotiation (JSON, YAML, protobuf bodies,
 // server-side tables), and the write chain of step ①: authentication →
 // authorization → mutating admission → validation → validating admission →
-// storage (chain.go). Every refusal is a metav1.Status and writes nothing.
+// storage (chain.go). Every refusal is a metav1.Status and writes nothing,
+// and quotes its input only in excerpts (status.go). Patches are applied by
+// package patch, their work bounded by their input (patch.go); a request's
+// line and headers are bounded too, with a 431 (headers.go).
 // Admission plugins (admission.go; their decisions in package admission)
 // read LimitRanges, ResourceQuotas and webhook configurations from the
 // watch caches. Around every request: the audit log (audit.go) and the
 // max-in-flight filter with its reserved system lane (inflight.go).
-// Authentication (authn.go: TLS client certificates, bearer tokens) and
-// authorization (authz.go; rbac.go and node_authz.go answer from the watch
-// caches, with NodeRestriction as validating admission; policy.go is the
-// bootstrap RBAC policy; access_review.go answers SelfSubjectAccessReviews)
-// are opt-in: with no client CA and no token file every caller is the admin.
+// Authentication (authn.go: TLS client certificates, bearer tokens),
+// impersonation (impersonation.go, authorized by RBAC's impersonate verb)
+// and authorization (authz.go; rbac.go and node_authz.go answer from the
+// watch caches, with NodeRestriction as validating admission; policy.go is
+// the bootstrap RBAC policy; access_review.go answers
+// SelfSubjectAccessReviews) are opt-in: with no client CA and no token file
+// every caller is the admin.
 //
 // Object state lives in etcd only; the watch caches are derived from it.
 // This package must not run any controller logic (replica counts,

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -213,8 +214,16 @@ func (q *request) decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVe
 		if mode == "Strict" {
 			return badRequest("strict decoding error: %s", strings.Join(msgs, ", "))
 		}
-		for _, m := range msgs {
+		// Warnings quote the body too: excerpts, and at most maxCauses.
+		for i, m := range msgs {
+			if i == maxCauses {
+				m = fmt.Sprintf("and %d more unknown or duplicate fields", len(msgs)-i)
+			}
+			m = excerpt(m, maxQuotedRun)
 			q.w.Header().Add("Warning", `299 - "`+strings.ReplaceAll(m, `"`, `\"`)+`"`)
+			if i == maxCauses {
+				break
+			}
 		}
 	}
 	return checkKind(obj, gvk)

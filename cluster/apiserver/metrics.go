@@ -38,23 +38,32 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 type recorder struct {
 	http.ResponseWriter
 	code int
+	// started, when set, is called once with the code, before the
+	// response begins (the audit log's ResponseStarted).
+	started func(code int)
+}
+
+func (r *recorder) start(code int) {
+	if r.code == 0 {
+		r.code = code
+		if r.started != nil {
+			r.started(code)
+		}
+	}
 }
 
 func (r *recorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
+	r.start(code)
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
-	if r.code == 0 {
-		r.code = http.StatusOK
-	}
+	r.start(http.StatusOK)
 	return r.ResponseWriter.Write(b)
 }
 
 func (r *recorder) Flush() {
+	r.start(http.StatusOK)
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -3,23 +3,36 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/kstep-dev/kstep/cluster/pki"
 	"github.com/kstep-dev/kstep/cluster/storage"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // The node authorizer and NodeRestriction confine a kubelet (user
-// system:node:<name> in group system:nodes) to its own node: it reads any
-// Node, writes only its own Node and its own Lease (kube-node-lease/<name>),
+// system:node:<name> in group system:nodes) to its own node, as upstream
+// 1.37 does (with AuthorizeNodeWithSelectors): it reads only its own Node
+// (get by name; list and watch with fieldSelector metadata.name=<name>),
+// writes only its own Node (never deletes it) and its own Lease
+// (kube-node-lease/<name>),
 // lists and watches only the pods bound to it (fieldSelector
 // spec.nodeName=<name>), reads those pods and the ConfigMaps and Secrets
 // they name, writes their status and deletes them, and creates events. It
 // cannot create, bind or delete another node's pods.
+//
+// On its own Node it may not add, change or remove taints (after
+// registering with them), labels in node-restriction.kubernetes.io, nor
+// kubernetes.io and k8s.io labels other than the kubelet's own (hostname,
+// os, arch, instance type, zone and region, and *.kubelet.kubernetes.io
+// and *.node.kubernetes.io): with those it could steer workloads meant for
+// other nodes to itself. node-role.kubernetes.io labels are among them.
+// Other labels are its own to set.
 //
 // The authorizer sees no object, so it answers from the pod watch cache;
 // NodeRestriction (validating admission) checks each write against the
@@ -61,10 +74,12 @@ func (n *nodeAuthorizer) allows(ctx context.Context, node string, a *Attributes)
 	case "/nodes":
 		switch {
 		case read && a.Subresource == "":
-			return true
+			return readsOwnNode(node, a)
 		case a.Verb == "create" && a.Subresource == "":
 			return true // NodeRestriction checks the name
-		case a.Verb == "update" || a.Verb == "patch" || a.Verb == "delete":
+		case a.Verb == "update" || a.Verb == "patch":
+			// Not delete, as upstream: a Node deleted and registered again
+			// would shed its taints.
 			return a.Name == node && (a.Subresource == "" || a.Subresource == "status")
 		}
 	case "coordination.k8s.io/leases":
@@ -97,6 +112,21 @@ func (n *nodeAuthorizer) allows(ctx context.Context, node string, a *Attributes)
 		return a.Verb == "get" && n.referenced(ctx, node, a.Namespace, a.Resource, a.Name)
 	}
 	return false
+}
+
+// readsOwnNode: a get (or a watch) of its own Node by name, or a list or
+// watch selected to it by metadata.name. A kubelet may try the read before
+// its Node exists.
+func readsOwnNode(node string, a *Attributes) bool {
+	if a.Name != "" {
+		return a.Name == node
+	}
+	sel, err := fields.ParseSelector(a.FieldSelector)
+	if err != nil {
+		return false
+	}
+	v, ok := sel.RequiresExactMatch("metadata.name")
+	return ok && v == node
 }
 
 // boundTo reports whether the cached pod is bound to node. A pod the cache
@@ -185,6 +215,7 @@ func (nodeRestriction) Validate(_ context.Context, req *AdmissionRequest) error 
 		if req.Name != node {
 			return deny("modify node %q", req.Name)
 		}
+		return admitOwnNode(req, deny)
 	case "leases.coordination.k8s.io":
 		if req.Namespace != corev1.NamespaceNodeLease || req.Name != node {
 			return deny("modify lease %s/%s", req.Namespace, req.Name)
@@ -203,6 +234,98 @@ func (nodeRestriction) Validate(_ context.Context, req *AdmissionRequest) error 
 		}
 	}
 	return nil
+}
+
+// admitOwnNode holds a kubelet's writes to its own Node to upstream's
+// rules: labels it may set, and taints only when registering.
+func admitOwnNode(req *AdmissionRequest, deny func(format string, a ...any) error) error {
+	n, ok := req.Object.(*corev1.Node)
+	if !ok || req.Operation == Delete {
+		return nil
+	}
+	var oldLabels map[string]string
+	if req.Operation == Update {
+		old, ok := req.OldObject.(*corev1.Node)
+		if !ok {
+			return nil
+		}
+		if !apiequality.Semantic.DeepEqual(n.Spec.Taints, old.Spec.Taints) {
+			return deny("modify taints")
+		}
+		if !apiequality.Semantic.DeepEqual(n.Spec.ConfigSource, old.Spec.ConfigSource) {
+			return deny("update its configSource")
+		}
+		oldLabels = old.Labels
+	} else if n.Spec.ConfigSource != nil {
+		return deny("create a Node with a configSource")
+	}
+	if bad := forbiddenNodeLabels(n.Labels, oldLabels); len(bad) > 0 {
+		return deny("modify labels: %s", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// forbiddenNodeLabels lists, sorted, the labels added, changed or removed
+// between old and cur that a kubelet may not set on its Node.
+func forbiddenNodeLabels(cur, old map[string]string) []string {
+	var bad []string
+	check := func(k string) {
+		if !kubeletMaySet(k) {
+			bad = append(bad, k)
+		}
+	}
+	for k, v := range cur {
+		if ov, ok := old[k]; !ok || ov != v {
+			check(k)
+		}
+	}
+	for k := range old {
+		if _, ok := cur[k]; !ok {
+			check(k)
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// kubeletLabels and kubeletLabelNamespaces are upstream's
+// (k8s.io/kubelet/pkg/apis: KubeletLabels, KubeletLabelNamespaces): the
+// kubernetes.io labels a kubelet sets on its own Node.
+var (
+	kubeletLabels = map[string]bool{
+		corev1.LabelHostname: true, corev1.LabelTopologyZone: true, corev1.LabelTopologyRegion: true,
+		corev1.LabelFailureDomainBetaZone: true, corev1.LabelFailureDomainBetaRegion: true,
+		corev1.LabelInstanceType: true, corev1.LabelInstanceTypeStable: true,
+		corev1.LabelOSStable: true, corev1.LabelArchStable: true,
+		"beta.kubernetes.io/os": true, "beta.kubernetes.io/arch": true,
+	}
+	kubeletLabelNamespaces = []string{corev1.LabelNamespaceSuffixKubelet, corev1.LabelNamespaceSuffixNode}
+)
+
+// kubeletMaySet is upstream NodeRestriction's rule for one label key:
+// nothing in node-restriction.kubernetes.io (or a subdomain), and of the
+// kubernetes.io and k8s.io domains only the kubelet's own labels.
+func kubeletMaySet(key string) bool {
+	domain, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return true
+	}
+	under := func(d string) bool { return domain == d || strings.HasSuffix(domain, "."+d) }
+	if under(corev1.LabelNamespaceNodeRestriction) {
+		return false
+	}
+	if !under("kubernetes.io") && !under("k8s.io") {
+		return true
+	}
+	if kubeletLabels[key] {
+		return true
+	}
+	for _, ns := range kubeletLabelNamespaces {
+		if under(ns) {
+			return true
+		}
+	}
+	return false
 }
 
 func boundNode(obj runtime.Object) string {

@@ -67,6 +67,10 @@ type Options struct {
 	// request headers (slowloris); BodyReadTimeout its request body.
 	ReadHeaderTimeout time.Duration
 	BodyReadTimeout   time.Duration
+	// MaxHeaderBytes bounds a request's line and headers (a label selector
+	// travels in the URL): larger ones get a 431 Status, over HTTP/1.1 and
+	// HTTP/2 alike (headers.go).
+	MaxHeaderBytes int
 }
 
 // authenticates reports whether callers must prove who they are.
@@ -94,5 +98,6 @@ func DefaultOptions() Options {
 		AuditLevel:                  "Metadata",
 		ReadHeaderTimeout:           10 * time.Second,
 		BodyReadTimeout:             30 * time.Second,
+		MaxHeaderBytes:              128 << 10,
 	}
 }

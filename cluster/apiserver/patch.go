@@ -1,16 +1,16 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"github.com/kstep-dev/kstep/cluster/apiserver/patch"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 const (
@@ -22,29 +22,36 @@ const (
 
 // applyPatch applies a patch document of type pt to the JSON of an object;
 // dataStruct is the Go type strategic merge reads its patch strategies from.
-func applyPatch(pt string, original, patch []byte, dataStruct runtime.Object) ([]byte, error) {
+// Its work is bounded by the patch and the object (package patch): the
+// document never grows past maxBytes, the request body limit, a patch nests
+// at most patch.MaxDepth levels, and a JSON patch stops between operations
+// when ctx ends.
+func applyPatch(ctx context.Context, pt string, original, patchDoc []byte, dataStruct runtime.Object, maxBytes int64) ([]byte, error) {
 	var out []byte
 	var err error
 	switch pt {
 	case jsonPatchType:
-		p, derr := jsonpatch.DecodePatch(patch)
-		if derr != nil {
-			return nil, badRequest("the JSON patch is malformed: %v", derr)
-		}
-		out, err = p.Apply(original)
+		return patch.JSON(ctx, original, patchDoc, maxBytes)
 	case mergePatchType:
-		if !json.Valid(patch) {
-			return nil, badRequest("the merge patch is not valid JSON")
-		}
-		out, err = jsonpatch.MergePatch(original, patch)
+		out, err = patch.Merge(original, patchDoc)
 	case strategicPatchType:
-		if !json.Valid(patch) {
+		if err := patch.CheckDepth(patchDoc); err != nil {
+			return nil, err
+		}
+		if !json.Valid(patchDoc) {
 			return nil, badRequest("the strategic merge patch is not valid JSON")
 		}
-		out, err = strategicpatch.StrategicMergePatch(original, patch, dataStruct)
+		if out, err = strategicpatch.StrategicMergePatch(original, patchDoc, dataStruct); err != nil {
+			return nil, patch.Invalid(err.Error())
+		}
+	default:
+		return nil, unsupportedMediaType(pt)
 	}
 	if err != nil {
-		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), string(patch), err.Error())})
+		return nil, err
+	}
+	if int64(len(out)) > maxBytes {
+		return nil, patch.Invalid(fmt.Sprintf("the patched object is %d bytes, over the %d-byte request size limit", len(out), maxBytes))
 	}
 	return out, nil
 }
@@ -64,7 +71,7 @@ func (q *request) patch() error {
 			if err != nil {
 				return nil, err
 			}
-			patched, err := applyPatch(pt, orig, data, &autoscalingv1.Scale{})
+			patched, err := applyPatch(q.ctx(), pt, orig, data, &autoscalingv1.Scale{}, q.s.opts.MaxRequestBytes)
 			if err != nil {
 				return nil, err
 			}
@@ -80,7 +87,7 @@ func (q *request) patch() error {
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		patched, err := applyPatch(pt, orig, data, q.res.newObj())
+		patched, err := applyPatch(q.ctx(), pt, orig, data, q.res.newObj(), q.s.opts.MaxRequestBytes)
 		if err != nil {
 			return nil, err
 		}

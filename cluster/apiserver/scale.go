@@ -6,7 +6,6 @@ import (
 	"github.com/kstep-dev/kstep/cluster/apiserver/validation"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -37,7 +36,7 @@ func setReplicas(obj runtime.Object, n int32) {
 
 func validateScale(sc *autoscalingv1.Scale) error {
 	if errs := validation.ValidateCreate(sc); len(errs) > 0 {
-		return apierrors.NewInvalid(scaleGVK.GroupKind(), sc.Name, errs)
+		return newInvalid(scaleGVK.GroupKind(), sc.Name, errs)
 	}
 	return nil
 }

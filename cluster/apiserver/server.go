@@ -112,7 +112,10 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 		return nil, err
 	}
 	s.limiter = newInflight(opts, reg)
-	s.handler = s.authenticate(s.audit.audit(opts.MaxRequestBytes, s.limiter.limit(s.mux)))
+	s.handler = s.authenticate(s.audit.audit(opts.MaxRequestBytes, s.authorizeRequest(s.limiter.limit(s.mux))))
+	if opts.MaxHeaderBytes > 0 {
+		s.handler = limitHeaders(opts.MaxHeaderBytes, s.handler)
+	}
 	return s, nil
 }
 
@@ -242,6 +245,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		MaxHeaderBytes:    transportHeaderBytes(s.opts.MaxHeaderBytes),
 		// No ReadTimeout: it would cut long-running watches. Bodies get their
 		// own read deadline in readBody.
 		IdleTimeout: 120 * time.Second,

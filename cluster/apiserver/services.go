@@ -29,7 +29,7 @@ func (s *Server) allocateClusterIP(ctx context.Context, svc *corev1.Service) err
 		}
 		_, err := s.store.Create(ctx, ipKey(svc.Spec.ClusterIP), []byte(svc.Namespace+"/"+svc.Name))
 		if errors.Is(err, storage.ErrExists) {
-			return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, nil)
+			return newInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, nil)
 		}
 		if err == nil {
 			svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}

@@ -65,7 +65,7 @@ func (q *request) admit(op Operation, sub string, obj, old runtime.Object) error
 		errs = validation.ValidateUpdate(obj, old)
 	}
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(q.res.gvk().GroupKind(), m.Name, errs)
+		return newInvalid(q.res.gvk().GroupKind(), m.Name, errs)
 	}
 	for _, v := range q.s.chain.Validating {
 		if err := v.Validate(q.ctx(), req); err != nil {
@@ -92,7 +92,7 @@ func (q *request) create() error {
 	}
 	m := objectMeta(obj)
 	if m.Name == "" && m.GenerateName == "" {
-		return apierrors.NewInvalid(q.res.gvk().GroupKind(), "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
+		return newInvalid(q.res.gvk().GroupKind(), "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 	}
 	prepareForCreate(q.res, obj, metav1.NewTime(q.s.now()))
 	if err := q.admit(Create, "", obj, nil); err != nil {
@@ -161,6 +161,11 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 		cur, curRev = e.Object.DeepCopyObject(), e.RV
 	}
 	for attempt := 0; ; attempt++ {
+		// A patch is applied on every attempt: once the client has gone,
+		// none is worth making.
+		if err := q.ctx().Err(); err != nil {
+			return nil, err
+		}
 		if cur == nil {
 			kv, err := q.s.store.Get(q.ctx(), key)
 			if err != nil {
@@ -305,7 +310,7 @@ func (q *request) bind() error {
 		return err
 	}
 	if errs := validation.ValidateCreate(b); len(errs) > 0 {
-		return apierrors.NewInvalid(bindingGVK.GroupKind(), b.Name, errs)
+		return newInvalid(bindingGVK.GroupKind(), b.Name, errs)
 	}
 	now := metav1.NewTime(q.s.now())
 	obj, err := q.mutate(q.ri.Name, "binding", func(cur runtime.Object) (runtime.Object, error) {
@@ -388,7 +393,7 @@ func (q *request) deleteOptions() (*metav1.DeleteOptions, error) {
 		switch *opts.PropagationPolicy {
 		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
 		default:
-			return nil, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind(), "",
+			return nil, newInvalid(metav1.SchemeGroupVersion.WithKind("DeleteOptions").GroupKind(), "",
 				field.ErrorList{field.NotSupported(field.NewPath("propagationPolicy"), *opts.PropagationPolicy, []string{"Foreground", "Background", "Orphan"})})
 		}
 	}

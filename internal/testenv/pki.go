@@ -67,6 +67,20 @@ func (p *PKI) Secure(t testing.TB, tokens []string, modes ...string) func(*apise
 	}
 }
 
+// Flags is Secure for `kstep apiserver` (StartAPIServerProcess): the same
+// TLS, client CA, token file and authorization modes as flags.
+func (p *PKI) Flags(t testing.TB, tokens []string, modes ...string) []string {
+	t.Helper()
+	var o apiserver.Options
+	p.Secure(t, tokens, modes...)(&o)
+	flags := []string{"--tls-cert-file=" + o.TLSCertFile, "--tls-private-key-file=" + o.TLSKeyFile,
+		"--client-ca-file=" + o.ClientCAFile, "--authorization-mode=" + strings.Join(o.AuthorizationModes, ",")}
+	if o.TokenAuthFile != "" {
+		flags = append(flags, "--token-auth-file="+o.TokenAuthFile)
+	}
+	return flags
+}
+
 // ClientConfig is base (an apiserver's Config) with a client certificate
 // for user in groups.
 func (p *PKI) ClientConfig(t testing.TB, base *rest.Config, user string, groups ...string) *rest.Config {

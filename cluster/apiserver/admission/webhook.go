@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"github.com/kstep-dev/kstep/cluster/apiserver/patch"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -81,6 +81,10 @@ func (h *hook) ignoreFailure() bool {
 // Client calls webhooks. Its zero value is ready; it keeps one transport
 // per caBundle so connections are reused.
 type Client struct {
+	// MaxObjectBytes bounds the object a webhook's patch may produce (and
+	// what its copy operations may copy); 0 is maxResponseBytes.
+	MaxObjectBytes int64
+
 	mu         sync.Mutex
 	transports map[string]*http.Transport
 }
@@ -122,7 +126,7 @@ func (c *Client) Mutate(ctx context.Context, cfgs []*admissionregistrationv1.Mut
 			if resp == nil || len(resp.Patch) == 0 {
 				continue
 			}
-			if err := applyWebhookPatch(h, resp, a, decode); err != nil {
+			if err := c.applyWebhookPatch(ctx, h, resp, a, decode); err != nil {
 				if h.ignoreFailure() {
 					continue
 				}
@@ -133,19 +137,21 @@ func (c *Client) Mutate(ctx context.Context, cfgs []*admissionregistrationv1.Mut
 	return nil
 }
 
-func applyWebhookPatch(h *hook, resp *admissionv1.AdmissionResponse, a *Attributes, decode func([]byte) (runtime.Object, error)) error {
+// applyWebhookPatch applies a webhook's JSON patch with the bounds the
+// apiserver puts on clients' patches (package patch).
+func (c *Client) applyWebhookPatch(ctx context.Context, h *hook, resp *admissionv1.AdmissionResponse, a *Attributes, decode func([]byte) (runtime.Object, error)) error {
 	if resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
 		return apierrors.NewInternalError(fmt.Errorf("webhook %q returned a patch of unsupported type (want JSONPatch)", h.name))
-	}
-	p, err := jsonpatch.DecodePatch(resp.Patch)
-	if err != nil {
-		return apierrors.NewInternalError(fmt.Errorf("webhook %q returned a malformed JSON patch: %w", h.name, err))
 	}
 	orig, err := json.Marshal(a.Object)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	patched, err := p.Apply(orig)
+	limit := c.MaxObjectBytes
+	if limit <= 0 {
+		limit = maxResponseBytes
+	}
+	patched, err := patch.JSON(ctx, orig, resp.Patch, limit)
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("webhook %q returned a patch that does not apply: %w", h.name, err))
 	}
