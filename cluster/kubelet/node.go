@@ -206,20 +206,27 @@ func (k *Kubelet) registerOnce(ctx context.Context) error {
 	if upd.Labels == nil {
 		upd.Labels = map[string]string{}
 	}
+	// An existing Node keeps its taints: registration taints apply when the
+	// kubelet creates its Node, as upstream's, and NodeRestriction refuses
+	// a node changing them later (an admin may have removed one on
+	// purpose). Labels and the pod CIDR are reconciled; a label the node
+	// may not set is refused by NodeRestriction, said, and the kubelet goes
+	// on with its status rather than retry registration forever.
 	for key, v := range want.Labels {
 		upd.Labels[key] = v
-	}
-	for _, t := range want.Spec.Taints {
-		if !hasTaint(upd.Spec.Taints, t) {
-			upd.Spec.Taints = append(upd.Spec.Taints, t)
-		}
 	}
 	if upd.Spec.PodCIDR == "" {
 		upd.Spec.PodCIDR, upd.Spec.PodCIDRs = want.Spec.PodCIDR, want.Spec.PodCIDRs
 	}
-	if !equalStringMaps(upd.Labels, cur.Labels) || len(upd.Spec.Taints) != len(cur.Spec.Taints) || upd.Spec.PodCIDR != cur.Spec.PodCIDR {
-		if upd, err = nodes.Update(ctx, upd, metav1.UpdateOptions{}); err != nil {
+	if !equalStringMaps(upd.Labels, cur.Labels) || upd.Spec.PodCIDR != cur.Spec.PodCIDR {
+		switch u, err := nodes.Update(ctx, upd, metav1.UpdateOptions{}); {
+		case apierrors.IsForbidden(err):
+			k.log.Warn("node labels not reconciled", "node", k.cfg.NodeName, "err", err)
+			upd = cur.DeepCopy()
+		case err != nil:
 			return fmt.Errorf("updating node %s: %w", k.cfg.NodeName, err)
+		default:
+			upd = u
 		}
 	}
 	k.fillStatus(&upd.Status)
@@ -235,15 +242,6 @@ func (k *Kubelet) setNode(n *corev1.Node) {
 	k.node.mu.Lock()
 	k.node.node, k.node.lastWrite = n, k.clock.Now()
 	k.node.mu.Unlock()
-}
-
-func hasTaint(ts []corev1.Taint, t corev1.Taint) bool {
-	for _, x := range ts {
-		if x.Key == t.Key && x.Effect == t.Effect {
-			return true
-		}
-	}
-	return false
 }
 
 func equalStringMaps(a, b map[string]string) bool {
