@@ -21,6 +21,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/kubelet/cri"
 	"github.com/kstep-dev/kstep/cluster/kubelet/prober"
+	"github.com/kstep-dev/kstep/cluster/nodelabels"
 	"github.com/kstep-dev/kstep/cluster/trace"
 )
 
@@ -156,6 +157,13 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	if cfg.Client == nil || cfg.Runtime == nil {
 		return nil, errors.New("kubelet: a client and a runtime are required")
+	}
+	for key := range cfg.Labels {
+		if !nodelabels.KubeletMaySet(key) {
+			// NodeRestriction refuses the Node with it: registration could
+			// never succeed. Upstream's kubelet refuses to start too.
+			return nil, fmt.Errorf("kubelet: node label %q: a kubelet may not set labels in node-restriction.kubernetes.io or, of kubernetes.io and k8s.io, any but its own; an admin sets it (kubectl label node)", key)
+		}
 	}
 	cfg.Defaults()
 	if cfg.Network == nil {
