@@ -68,8 +68,9 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, log *slog
 		LeaseMeta:  metav1.ObjectMeta{Namespace: cfg.Namespace, Name: cfg.Name},
 		Client:     client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: cfg.Identity},
-	}}
+	}, renewDeadline: cfg.RenewDeadline}
 	for ctx.Err() == nil {
+		lock.newTerm()
 		// client-go starts OnStartedLeading in a goroutine that may run
 		// after Run has returned; an iteration that is over refuses to lead.
 		var mu sync.Mutex
@@ -92,8 +93,13 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, log *slog
 					active.Add(1)
 					mu.Unlock()
 					defer active.Done()
+					// The work stops at this candidate's own renew deadline
+					// and before any release, not when client-go gets to
+					// cancel it (see fence).
+					wctx, done := lock.fence(lctx, log)
+					defer done()
 					log.Info("leading", "lease", cfg.Namespace+"/"+cfg.Name, "identity", cfg.Identity)
-					lead(lctx)
+					lead(wctx)
 				},
 				OnStoppedLeading: func() {
 					log.Info("not leading", "lease", cfg.Namespace+"/"+cfg.Name, "identity", cfg.Identity)
@@ -135,10 +141,104 @@ func Run(ctx context.Context, client kubernetes.Interface, cfg Config, log *slog
 //
 // A release is an Update with an empty holder, always right after a Get;
 // it is written only when that Get showed this candidate as the holder.
+//
+// It also fences the leader's work (fence): client-go cancels the work's
+// context only after its renew loop has given up and its release (a Get and
+// an Update, each bounded by the renew deadline) has returned, so with
+// etcd unreachable the work went on up to a renew deadline past its own,
+// beyond the lease's expiry, while a standby took over: two
+// controller-managers created a pod each for one ReplicaSet during an etcd
+// leader kill. Now the work is cancelled at the renew deadline counted from
+// the last renewal this candidate sent, which a standby can see expire no
+// earlier than LeaseDuration after it, and the release is written only once
+// the work has returned.
 type releaseOwnLock struct {
 	resourcelock.Interface
+	renewDeadline time.Duration
+
 	mu         sync.Mutex
 	lastHolder string
+	// lastSent is when the last successful write naming this candidate
+	// the holder (an acquisition or a renewal) was sent.
+	lastSent time.Time
+	// While leading: the work's cancel, its timer, and a channel closed
+	// when it has returned. fenced: the timer fired; no renewal may
+	// succeed after it, so client-go gives the lease up too rather than
+	// lead with its work stopped.
+	cancel   context.CancelFunc
+	timer    *time.Timer
+	returned chan struct{}
+	fenced   bool
+}
+
+// fence derives the leader's work context: cancelled when lctx is, when no
+// renewal has succeeded for renewDeadline since it was sent, and before a
+// release. done must be called when the work returns.
+func (l *releaseOwnLock) fence(lctx context.Context, log *slog.Logger) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(lctx)
+	returned := make(chan struct{})
+	l.mu.Lock()
+	l.cancel, l.returned = cancel, returned
+	deadline := l.renewDeadline
+	if !l.lastSent.IsZero() {
+		deadline = time.Until(l.lastSent.Add(l.renewDeadline))
+	}
+	l.timer = time.AfterFunc(deadline, func() {
+		l.mu.Lock()
+		l.fenced = true
+		l.mu.Unlock()
+		log.Warn("renew deadline passed: stopping the leader's work", "identity", l.Identity())
+		cancel()
+	})
+	l.mu.Unlock()
+	return ctx, func() {
+		cancel()
+		l.mu.Lock()
+		if l.timer != nil {
+			l.timer.Stop()
+		}
+		l.cancel, l.timer = nil, nil
+		l.mu.Unlock()
+		close(returned)
+	}
+}
+
+// newTerm lifts the fence for the next election: the previous one is over
+// (client-go's Run has returned).
+func (l *releaseOwnLock) newTerm() {
+	l.mu.Lock()
+	l.fenced = false
+	l.mu.Unlock()
+}
+
+// renewed pushes the work's deadline to renewDeadline after sent, the time
+// a successful renewal was sent.
+func (l *releaseOwnLock) renewed(sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lastSent = sent
+	if l.timer != nil && !l.fenced {
+		l.timer.Reset(time.Until(sent.Add(l.renewDeadline)))
+	}
+}
+
+// errFenced refuses a renewal after the work's deadline has passed.
+var errFenced = fmt.Errorf("renew deadline passed: the leader's work has stopped")
+
+// stopWork cancels the leader's work and waits, up to the renew deadline,
+// for it to return.
+func (l *releaseOwnLock) stopWork() {
+	l.mu.Lock()
+	cancel, returned := l.cancel, l.returned
+	l.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	select {
+	case <-returned:
+	case <-time.After(l.renewDeadline):
+	}
 }
 
 func (l *releaseOwnLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
@@ -160,6 +260,32 @@ func (l *releaseOwnLock) Update(ctx context.Context, ler resourcelock.LeaderElec
 		if !ours {
 			return nil // someone else leads: nothing of ours to release
 		}
+		// The lease is free for a standby the moment this lands: the work
+		// must have stopped first.
+		l.stopWork()
+		return l.Interface.Update(ctx, ler)
 	}
-	return l.Interface.Update(ctx, ler)
+	if ler.HolderIdentity == l.Identity() {
+		l.mu.Lock()
+		fenced := l.fenced
+		l.mu.Unlock()
+		if fenced {
+			return errFenced
+		}
+	}
+	sent := time.Now()
+	err := l.Interface.Update(ctx, ler)
+	if err == nil && ler.HolderIdentity == l.Identity() {
+		l.renewed(sent)
+	}
+	return err
+}
+
+func (l *releaseOwnLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	sent := time.Now()
+	err := l.Interface.Create(ctx, ler)
+	if err == nil && ler.HolderIdentity == l.Identity() {
+		l.renewed(sent)
+	}
+	return err
 }
