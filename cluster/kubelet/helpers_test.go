@@ -1,7 +1,6 @@
 package kubelet
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -39,29 +38,11 @@ func startCluster(t testing.TB) *cluster {
 	return &cluster{cfg: api.Config, cs: cs}
 }
 
-// syncBuffer is a goroutine-safe trace sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // hollow is one hollow kubelet running in a test.
 type hollow struct {
 	k      *Kubelet
 	sim    *simruntime.Runtime
-	trace  *syncBuffer
+	trace  *testenv.SyncBuffer
 	tracer *trace.Tracer
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -90,7 +71,7 @@ func startHollow(t testing.TB, c *cluster, node string, sim *simruntime.Runtime,
 			t.Fatal(err)
 		}
 	}
-	buf := &syncBuffer{}
+	buf := &testenv.SyncBuffer{}
 	tr := trace.New("kubelet-"+node, buf, 0)
 	cfg := Config{NodeName: node, Client: c.cs, Tracer: tr, Log: testLog(t),
 		Capacity:       corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")},
@@ -187,7 +168,7 @@ func waitPod(t testing.TB, c *cluster, name string, timeout time.Duration, what 
 func podReady(p *corev1.Pod) bool { return isReady(&p.Status) }
 
 // steps returns the trace's steps for a pod, in order.
-func steps(buf *syncBuffer, name string) []string {
+func steps(buf *testenv.SyncBuffer, name string) []string {
 	var out []string
 	for _, l := range strings.Split(buf.String(), "\n") {
 		if strings.Contains(l, `"name":"`+name+`"`) {

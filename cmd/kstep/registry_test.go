@@ -1,37 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/images"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe to write from the command's goroutine
-// and read from the test's.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestRegistryCommandServesUntilCancelled(t *testing.T) {
 	bin := t.TempDir()
@@ -42,7 +22,7 @@ func TestRegistryCommandServesUntilCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	cmd := newRegistryCmd()
 	cmd.SetArgs([]string{"--listen=127.0.0.1:0", "--bin-dir=" + bin, "--pad-mib=1"})
 	cmd.SetErr(&stderr)

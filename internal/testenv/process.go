@@ -28,23 +28,24 @@ type APIServerProcess struct {
 	// an identity.
 	Config *rest.Config
 	cmd    *exec.Cmd
-	log    *syncBuffer
+	log    *SyncBuffer
 }
 
-// syncBuffer is a bytes.Buffer written by a child's stderr and read by the
-// test.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe to write from one goroutine (a child's
+// stderr, a tracer's writer, a command) and read from the test's: the one
+// such buffer the tests share.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -64,7 +65,7 @@ func StartAPIServerProcess(t testing.TB, etcdURL string, flags ...string) *APISe
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 	args := append([]string{"apiserver", "--name=test-apiserver", "--listen=" + addr, "--etcd-servers=" + etcdURL}, flags...)
-	p := &APIServerProcess{cmd: exec.Command(bin, args...), log: &syncBuffer{}}
+	p := &APIServerProcess{cmd: exec.Command(bin, args...), log: &SyncBuffer{}}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
