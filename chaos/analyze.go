@@ -32,6 +32,11 @@ type FaultResult struct {
 	// WriteGapMS is the longest time between two acknowledged probe writes
 	// around the fault.
 	WriteGapMS float64 `json:"write_gap_ms"`
+	// LongestWaitMS is the longest any one probe request in flight during
+	// the fault waited for its answer (success, error or client timeout):
+	// the wait a client felt, which the gap between acknowledgements hides
+	// when other requests are answered meanwhile.
+	LongestWaitMS float64 `json:"longest_wait_ms"`
 	// FailedWrites are probe writes that failed on every apiserver.
 	FailedWrites int `json:"failed_writes"`
 	// UnavailableMS is from the first failed write to the first success
@@ -147,7 +152,13 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 	}
 
 	f.WriteGapMS, f.FailedWrites, f.UnavailableMS = writeGaps(h.Writes, inj, end)
+	f.LongestWaitMS = longestWait(h.Writes, inj, end)
 	rec := recovered
+	if f.Action == ActionLink {
+		// A link fault lasts until it is lifted, whatever the first
+		// acknowledgement says: "during" is the fault itself.
+		rec = f.UndoneAt
+	}
 	if rec.IsZero() {
 		rec = f.ReadyAt
 	}
@@ -304,6 +315,24 @@ func writeGaps(writes []ProbeWrite, from, end time.Time) (gapMS float64, failed 
 		}
 	}
 	return float64(gap) / float64(time.Millisecond), failed, unavailMS
+}
+
+// longestWait is the longest request wait of the probe writes in flight
+// at some moment of [from, end): sent before end, their last request
+// ended at or after from.
+func longestWait(writes []ProbeWrite, from, end time.Time) float64 {
+	var longest float64
+	for _, w := range writes {
+		done := w.Done
+		if done.IsZero() {
+			done = w.Acked
+		}
+		if !w.Sent.Before(end) || done.Before(from) {
+			continue
+		}
+		longest = max(longest, w.LongestWaitMS)
+	}
+	return longest
 }
 
 // stepPairs are the step latencies reported around a fault, per pod.

@@ -126,3 +126,38 @@ func TestMeasureNodesNeverLost(t *testing.T) {
 		t.Errorf("recovery %v, want 1000: every node was Ready when the fault was undone", value(f.Recovery))
 	}
 }
+
+// A request that hangs while others are answered shows in the longest
+// wait, not in the gap between acknowledgements (the issue a single
+// client-go writer found: 3 s unanswered, 0.5 s gap in the report).
+func TestLongestWaitSeesAHungRequestTheGapHides(t *testing.T) {
+	h := &History{Writes: []ProbeWrite{
+		{Sent: at(9.0), Acked: at(9.01), Done: at(9.01), LongestWaitMS: 10},
+		// In flight at the injection: its first request hung for its 3 s
+		// timeout, the retry answered at once.
+		{Sent: at(9.99), Acked: at(13.05), Done: at(13.05), LongestWaitMS: 3000},
+		{Sent: at(10.2), Acked: at(10.25), Done: at(10.25), LongestWaitMS: 50},
+		{Sent: at(10.4), Acked: at(10.45), Done: at(10.45), LongestWaitMS: 50},
+		{Sent: at(10.6), Acked: at(10.65), Done: at(10.65), LongestWaitMS: 50},
+		// After the window: not counted.
+		{Sent: at(31), Acked: at(40), Done: at(40), LongestWaitMS: 9000},
+		// Over before the fault: not counted.
+		{Sent: at(5), Acked: at(8), Done: at(8), LongestWaitMS: 3000},
+	}}
+	f := FaultResult{Target: TargetEtcdLeader, InjectedAt: at(10), WindowEnd: at(30)}
+	f.Measure(h, Expect{Detection: DetectNone, Recovery: RecoverWrite})
+	if f.LongestWaitMS != 3000 {
+		t.Errorf("longest wait %v ms, want 3000", f.LongestWaitMS)
+	}
+	if f.WriteGapMS >= 3000 {
+		t.Errorf("write gap %v ms: the test means a gap that hides the wait", f.WriteGapMS)
+	}
+	g, err := ParseGate([]byte("name: t\nfaults: [{match: etcd-leader, maxWait: 1.5s}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := g.Evaluate([]FaultResult{f}, nil)
+	if Passed(vs) {
+		t.Fatalf("a 3 s wait passed maxWait 1.5s: %+v", vs)
+	}
+}

@@ -36,6 +36,9 @@ type FaultGate struct {
 	MaxDetection *Duration `json:"maxDetection,omitempty"`
 	MaxRecovery  *Duration `json:"maxRecovery,omitempty"`
 	MaxWriteGap  *Duration `json:"maxWriteGap,omitempty"`
+	// MaxWait bounds the longest any one probe request waited for its
+	// answer during the fault.
+	MaxWait *Duration `json:"maxWait,omitempty"`
 	// MaxFailedWrites bounds probe writes that failed on every apiserver.
 	MaxFailedWrites *int `json:"maxFailedWrites,omitempty"`
 }
@@ -91,7 +94,7 @@ func (g *Gate) Validate() error {
 		if f.Match == "" {
 			errs = append(errs, fmt.Errorf("faults[%d]: match is empty", i))
 		}
-		if f.MaxDetection == nil && f.MaxRecovery == nil && f.MaxWriteGap == nil && f.MaxFailedWrites == nil {
+		if f.MaxDetection == nil && f.MaxRecovery == nil && f.MaxWriteGap == nil && f.MaxWait == nil && f.MaxFailedWrites == nil {
 			errs = append(errs, fmt.Errorf("faults[%d] (%s): no threshold", i, f.Match))
 		}
 	}
@@ -161,6 +164,11 @@ func (g *Gate) Evaluate(faults []FaultResult, invs []Invariant) []Verdict {
 				gap := f.WriteGapMS
 				out = append(out, Verdict{Line: line("longest write gap"), Value: dur(&gap),
 					Limit: "≤ " + fg.MaxWriteGap.String(), Pass: within(&gap, fg.MaxWriteGap)})
+			}
+			if fg.MaxWait != nil {
+				wait := f.LongestWaitMS
+				out = append(out, Verdict{Line: line("longest wait"), Value: dur(&wait),
+					Limit: "≤ " + fg.MaxWait.String(), Pass: within(&wait, fg.MaxWait)})
 			}
 			if fg.MaxFailedWrites != nil {
 				out = append(out, Verdict{Line: line("failed writes"), Value: fmt.Sprint(f.FailedWrites),

@@ -54,6 +54,12 @@ type ProbeWrite struct {
 	Sent  time.Time `json:"sent"`
 	Acked time.Time `json:"acked,omitzero"`
 	Err   string    `json:"err,omitempty"`
+	// LongestWaitMS is the longest any one request of this write (its
+	// attempts, and the read that recognises an attempt that landed)
+	// waited for its answer, success, error or client timeout.
+	LongestWaitMS float64 `json:"longest_wait_ms"`
+	// Done is when its last request ended.
+	Done time.Time `json:"done,omitzero"`
 }
 
 // PodEvent is one watch event of a pod: its state after the event.

@@ -211,25 +211,35 @@ const probeTimeout = 10 * time.Second
 // probe writes a ConfigMap every 1/qps until ctx ends. A write whose
 // connection broke is retried (on another apiserver if need be) and
 // recognized if it had landed (AlreadyExists with the same content); it
-// fails only when no attempt succeeded within probeTimeout.
-func (r *recorder) probe(ctx context.Context, cs kubernetes.Interface, qps float64, clientErrors *atomic.Int64) {
-	if qps <= 0 {
+// fails only when no attempt succeeded within probeTimeout. Sequential
+// probes send each write when the one before it is answered.
+func (r *recorder) probe(ctx context.Context, cs kubernetes.Interface, p Probe, clientErrors *atomic.Int64) {
+	if p.WriteQPS <= 0 {
 		return
 	}
-	t := time.NewTicker(time.Duration(float64(time.Second) / qps))
+	t := time.NewTicker(time.Duration(float64(time.Second) / p.WriteQPS))
 	defer t.Stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	sem := make(chan struct{}, 64)
+	if p.Sequential {
+		sem = make(chan struct{}, 1)
+	}
 	for seq := 0; ; seq++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		if p.Sequential {
+			sem <- struct{}{}
+		}
 		select {
 		case sem <- struct{}{}:
 		default:
+			if p.Sequential {
+				break // the slot is ours
+			}
 			// 64 writes in flight: the cluster is not answering; this tick's
 			// write counts as failed without adding load.
 			r.mu.Lock()
@@ -237,32 +247,49 @@ func (r *recorder) probe(ctx context.Context, cs kubernetes.Interface, qps float
 			r.mu.Unlock()
 			continue
 		}
-		wg.Go(func() {
+		write := func() {
 			defer func() { <-sem }()
-			w := r.probeWrite(ctx, cs, seq, clientErrors)
+			w := r.probeWrite(ctx, cs, seq, p.RequestTimeout.Duration, clientErrors)
 			if ctx.Err() != nil && w.Acked.IsZero() {
 				return // cut short by the end of the run, not by the cluster
 			}
 			r.mu.Lock()
 			r.h.Writes = append(r.h.Writes, w)
 			r.mu.Unlock()
-		})
+		}
+		if p.Sequential {
+			write()
+			continue
+		}
+		wg.Go(write)
 	}
 }
 
-func (r *recorder) probeWrite(ctx context.Context, cs kubernetes.Interface, seq int, clientErrors *atomic.Int64) ProbeWrite {
+func (r *recorder) probeWrite(ctx context.Context, cs kubernetes.Interface, seq int, timeout time.Duration, clientErrors *atomic.Int64) ProbeWrite {
 	name := fmt.Sprintf("probe-%d", seq)
 	w := ProbeWrite{Key: probeNamespace + "/" + name, Sent: r.now()}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: probeNamespace}, Data: map[string]string{"seq": strconv.Itoa(seq)}}
 	wctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
+	// request times one request to its answer, success or error.
+	request := func(f func(context.Context) (*corev1.ConfigMap, error)) (*corev1.ConfigMap, error) {
+		rctx, rcancel := context.WithTimeout(wctx, timeout)
+		defer rcancel()
+		start := r.now()
+		got, err := f(rctx)
+		w.Done = r.now()
+		w.LongestWaitMS = max(w.LongestWaitMS, float64(w.Done.Sub(start))/float64(time.Millisecond))
+		return got, err
+	}
 	for wctx.Err() == nil {
-		actx, acancel := context.WithTimeout(wctx, 2*time.Second)
-		got, err := cs.CoreV1().ConfigMaps(probeNamespace).Create(actx, cm, metav1.CreateOptions{})
-		acancel()
+		got, err := request(func(ctx context.Context) (*corev1.ConfigMap, error) {
+			return cs.CoreV1().ConfigMaps(probeNamespace).Create(ctx, cm, metav1.CreateOptions{})
+		})
 		if apierrors.IsAlreadyExists(err) {
 			// An earlier attempt landed and its answer was lost.
-			got, err = cs.CoreV1().ConfigMaps(probeNamespace).Get(wctx, name, metav1.GetOptions{})
+			got, err = request(func(ctx context.Context) (*corev1.ConfigMap, error) {
+				return cs.CoreV1().ConfigMaps(probeNamespace).Get(ctx, name, metav1.GetOptions{})
+			})
 			if err == nil && got.Data["seq"] != strconv.Itoa(seq) {
 				err = fmt.Errorf("configmap %s exists with other content", name)
 			}

@@ -68,13 +68,13 @@ func faultRows(rep *Report) [][]string {
 			actors += " — error: " + f.Error
 		}
 		rows = append(rows, []string{f.Name, string(f.Action) + " " + string(f.Target), actors, at,
-			fmtMeasure(f.Detection), fmtMeasure(f.Recovery), fmtDur(f.WriteGapMS),
+			fmtMeasure(f.Detection), fmtMeasure(f.Recovery), fmtDur(f.LongestWaitMS), fmtDur(f.WriteGapMS),
 			fmt.Sprint(f.FailedWrites), fmtDur(f.UnavailableMS)})
 	}
 	return rows
 }
 
-var faultHeader = []string{"fault", "action", "actors", "at", "detection", "recovery", "longest write gap", "failed writes", "unavailable"}
+var faultHeader = []string{"fault", "action", "actors", "at", "detection", "recovery", "longest wait", "longest write gap", "failed writes", "unavailable"}
 
 func invariantRows(rep *Report) [][]string {
 	var rows [][]string

@@ -10,7 +10,7 @@ func sampleReport() *Report {
 	rep := &Report{Scenario: "s", Gate: "default", Start: at(0), End: at(60),
 		Faults: []FaultResult{{Name: "etcd-leader-kill", Action: ActionKill, Target: TargetEtcdLeader, Actors: []string{"etcd-1"},
 			InjectedAt: at(10), UndoneAt: at(15), Detection: Measure{Kind: string(DetectEtcdLeader), MS: msp(1200)},
-			Recovery: Measure{Kind: string(RecoverWrite), MS: msp(1400)}, WriteGapMS: 1500}},
+			Recovery: Measure{Kind: string(RecoverWrite), MS: msp(1400)}, LongestWaitMS: 1100, WriteGapMS: 1500}},
 		Invariants: []Invariant{{Name: InvLostWrites, Checked: true, Summary: "10 acknowledged writes, 0 lost"},
 			{Name: InvRSOver, Checked: true, Count: 2, Summary: "max pods beyond replicas seen: 2"}},
 	}
@@ -23,7 +23,7 @@ func sampleReport() *Report {
 func TestMarkdownAndHTML(t *testing.T) {
 	rep := sampleReport()
 	md := Markdown(rep)
-	for _, want := range []string{"gate default FAILED", "| etcd-leader-kill | kill etcd-leader | etcd-1 | 10s | 1.2s (etcd-leader-changed) | 1.4s (write-acked) | 1.5s |",
+	for _, want := range []string{"gate default FAILED", "| etcd-leader-kill | kill etcd-leader | etcd-1 | 10s | 1.2s (etcd-leader-changed) | 1.4s (write-acked) | 1.1s | 1.5s |",
 		"| rs-over-replicas | BROKEN |", "| invariant rs-over-replicas | 2 | ≤ 0 | FAIL |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)

@@ -1,6 +1,11 @@
 package chaos
 
 import (
+	"net/http"
+
+	"github.com/kstep-dev/kstep/cluster/netfault"
+	"k8s.io/client-go/rest"
+
 	"context"
 	"errors"
 	"fmt"
@@ -125,8 +130,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	spec := provider.Spec{Topology: sc.Cluster, StateDir: state, TraceDir: traces, Binary: opts.Binary,
 		ReadyTimeout: 2 * time.Minute, Log: opts.Log}
 	for _, f := range sc.Faults {
-		if f.Action == ActionPartition {
-			spec.EtcdPeerProxies = true
+		if f.Action == ActionPartition || f.Action == ActionLink {
+			spec.LinkProxies = true
 		}
 	}
 	// The report records the cluster the run had.
@@ -175,8 +180,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 // run is the state of one drive: the cluster's clients and the recording.
 type run struct {
-	sc    *Scenario
-	p     provider.Provider
+	sc *Scenario
+	p  provider.Provider
+	// admin reaches the apiservers' own endpoints (their link control).
+	admin *http.Client
 	cs    kubernetes.Interface
 	etcd  *clientv3.Client
 	rec   *recorder
@@ -215,7 +222,11 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 		return fail("namespace %s: %v", probeNamespace, err)
 	}
 
-	r := &run{sc: sc, p: p, cs: cs, etcd: etcd, logf: logf,
+	admin, err := rest.HTTPClientFor(apis.base)
+	if err != nil {
+		return fail("admin client: %v", err)
+	}
+	r := &run{sc: sc, p: p, cs: cs, etcd: etcd, logf: logf, admin: admin,
 		rec: &recorder{now: time.Now, h: History{Leases: map[string][]LeaderSample{}}}}
 	r.res = &resolver{p: p, cs: cs, etcd: etcd}
 
@@ -280,7 +291,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	probeDone := make(chan struct{})
 	go func() {
 		defer close(probeDone)
-		r.rec.probe(lctx, pcs, sc.Probe.WriteQPS, &clientErrors)
+		r.rec.probe(lctx, pcs, sc.Probe, &clientErrors)
 	}()
 
 	logf("load: %d %s at %.1f/s; probe writes at %.0f/s; %d watchers; %d faults", job.Count, job.Object.Kind, job.QPS,
@@ -442,6 +453,8 @@ func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
 				err = r.p.Partition(ctx, a, provider.ScopePeers)
 			case ActionIsolate:
 				err = r.p.Partition(ctx, a, provider.ScopeAll)
+			case ActionLink:
+				err = r.setLink(ctx, f, a, true)
 			}
 			if err != nil {
 				errs = append(errs, err)
@@ -463,6 +476,42 @@ func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
 	}
 	return rs
 }
+
+// linkGrace is how long a link rule outlives its fault's duration in the
+// proxy: the engine lifts it on time; the proxy lifts it by itself if the
+// engine is gone.
+const linkGrace = 30 * time.Second
+
+// setLink puts f's link fault on actor's link, or lifts it, over the
+// link's control on the actor's own endpoint (every provider the same).
+func (r *run) setLink(ctx context.Context, f Fault, actor string, on bool) error {
+	var ep string
+	var role provider.Role
+	for _, a := range r.p.Actors() {
+		if a.Name == actor {
+			ep, role = a.Endpoint, a.Role
+		}
+	}
+	hc := linkControl
+	if role == provider.RoleAPIServer {
+		hc = r.admin
+	}
+	c := netfault.Client{HC: hc, Base: ep}
+	link := f.linkOf()
+	var err error
+	if on {
+		_, err = c.Update(ctx, link, netfault.Rule{Name: f.Name, Up: f.Link.Up, Down: f.Link.Down, Reset: f.Link.Reset,
+			For: netfault.Duration{Duration: f.Duration.Duration + linkGrace}})
+	} else {
+		_, err = c.Remove(ctx, link, f.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("link %s of %s: %w", link, actor, err)
+	}
+	return nil
+}
+
+var linkControl = &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}
 
 func killSignal(a Action) syscall.Signal {
 	switch a {
@@ -498,6 +547,8 @@ func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
 			err = r.p.Unpause(ctx, a)
 		case ActionPartition, ActionIsolate:
 			err = r.p.Heal(ctx, a)
+		case ActionLink:
+			err = r.setLink(ctx, f, a, false)
 		}
 		if err != nil {
 			errs = append(errs, err)

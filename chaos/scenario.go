@@ -13,6 +13,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kstep-dev/kstep/cluster/apiserver"
+	"github.com/kstep-dev/kstep/cluster/etcd"
+	"github.com/kstep-dev/kstep/cluster/netfault"
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/loadgen"
 )
@@ -46,7 +49,25 @@ const (
 	// Duration (provider.ScopeAll); providers that cannot (process: every
 	// actor shares the loopback) refuse it, and the run says so.
 	ActionIsolate Action = "isolate"
+	// ActionLink puts a fault (Fault.Link: delay, loss, blackhole,
+	// bandwidth, resets) on a link into the target for Duration, through
+	// the link proxy inside the target (cluster/netfault).
+	ActionLink Action = "link"
 )
+
+// LinkFault is what an ActionLink fault does to a link into its target.
+type LinkFault struct {
+	// Link is the link: etcd-client (apiserver → the member) or etcd-peer
+	// (the other members → the member) on etcd targets, apiserver (every
+	// actor → the apiserver) on apiserver targets. Default: etcd-client,
+	// or apiserver.
+	Link string `json:"link,omitempty"`
+	// Up is the direction into the target, Down the answers.
+	Up   netfault.Fault `json:"up,omitzero"`
+	Down netfault.Fault `json:"down,omitzero"`
+	// Reset is the share of the link's connections reset, open and new.
+	Reset float64 `json:"reset,omitempty"`
+}
 
 // Target names the role a fault is aimed at; it is resolved to actors at
 // the moment of injection.
@@ -57,6 +78,7 @@ const (
 	TargetEtcdLeader        Target = "etcd-leader"   // the member etcd reports as leader
 	TargetEtcdFollower      Target = "etcd-follower" // one member that is not the leader
 	TargetEtcdQuorum        Target = "etcd-quorum"   // a majority of members, the leader among them
+	TargetEtcdMembers       Target = "etcd-members"  // every member
 	TargetAPIServer         Target = "apiserver"     // one apiserver (the last)
 	TargetAPIServers        Target = "apiservers"    // every apiserver
 	TargetControllerManager Target = "controller-manager-leader"
@@ -67,7 +89,7 @@ const (
 	TargetActorPrefix       Target = "actor:"          // actor:NAME, a fixed actor
 )
 
-var knownTargets = []Target{TargetEtcdLeader, TargetEtcdFollower, TargetEtcdQuorum, TargetAPIServer, TargetAPIServers,
+var knownTargets = []Target{TargetEtcdLeader, TargetEtcdFollower, TargetEtcdQuorum, TargetEtcdMembers, TargetAPIServer, TargetAPIServers,
 	TargetControllerManager, TargetScheduler, TargetKubelet, TargetContainerd, TargetNode}
 
 // Detection is the signal that the system noticed a fault.
@@ -127,6 +149,15 @@ type Probe struct {
 	// Watchers watch every pod from the start to the end, one per
 	// apiserver round-robin; each must see no gap.
 	Watchers int `json:"watchers"`
+	// Sequential makes the probe one writer: each write is sent when the
+	// one before it has its answer (at most WriteQPS), as a single
+	// client-go writer would; otherwise writes go out on the tick, up to
+	// 64 in flight.
+	Sequential bool `json:"sequential,omitempty"`
+	// RequestTimeout is the client timeout of one request (default 3 s);
+	// a request not answered by then has waited that long and is tried
+	// again, on the next apiserver.
+	RequestTimeout Duration `json:"requestTimeout,omitzero"`
 }
 
 // Fault is one injection.
@@ -139,6 +170,8 @@ type Fault struct {
 	// Duration is how long the actor stays down, paused or partitioned
 	// before it is started, thawed or healed.
 	Duration Duration `json:"duration"`
+	// Link is the link fault of ActionLink.
+	Link *LinkFault `json:"link,omitempty"`
 	// Expect says what detection and recovery to measure; defaults follow
 	// the target and action.
 	Expect Expect `json:"expect"`
@@ -182,6 +215,9 @@ func (s *Scenario) Defaults() {
 	if s.Probe.Watchers == 0 {
 		s.Probe.Watchers = 2
 	}
+	if s.Probe.RequestTimeout.Duration == 0 {
+		s.Probe.RequestTimeout.Duration = 3 * time.Second
+	}
 	if s.Convergence.Duration == 0 {
 		s.Convergence.Duration = 2 * time.Minute
 	}
@@ -220,6 +256,14 @@ func (s *Scenario) lastFaultEnd() time.Duration {
 // defaultExpect is how a fault on target is measured unless the scenario
 // says otherwise.
 func defaultExpect(t Target, a Action) (Detection, Recovery) {
+	if a == ActionLink {
+		if t == TargetAPIServer || t == TargetAPIServers {
+			// The actors' links: their nodes' heartbeats are what a client
+			// of the cluster would lose.
+			return DetectNone, RecoverNodesReady
+		}
+		return DetectNone, RecoverWrite
+	}
 	switch t {
 	case TargetEtcdLeader, TargetEtcdQuorum:
 		return DetectEtcdLeader, RecoverWrite
@@ -238,6 +282,49 @@ func defaultExpect(t Target, a Action) (Detection, Recovery) {
 		return DetectNodeNotReady, RecoverRescheduled
 	}
 	return DetectNone, RecoverActorReady
+}
+
+// linkOf is the link an ActionLink fault names, its default filled.
+func (f Fault) linkOf() string {
+	if f.Link == nil {
+		return ""
+	}
+	if f.Link.Link != "" {
+		return f.Link.Link
+	}
+	if f.Target == TargetAPIServer || f.Target == TargetAPIServers {
+		return apiserver.LinkAPIServer
+	}
+	return etcd.LinkClient
+}
+
+func (f Fault) validateLink() error {
+	switch {
+	case f.Action != ActionLink && f.Link != nil:
+		return fmt.Errorf("link: set for action %s (only action link has one)", f.Action)
+	case f.Action != ActionLink:
+		return nil
+	case f.Link == nil:
+		return errors.New("action link needs link: {up: ..., down: ...}")
+	}
+	r := netfault.Rule{Name: f.Name, Up: f.Link.Up, Down: f.Link.Down, Reset: f.Link.Reset}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if f.Link.Up.Zero() && f.Link.Down.Zero() && f.Link.Reset == 0 {
+		return errors.New("link: no fault in either direction")
+	}
+	etcdTarget := strings.HasPrefix(string(f.Target), "etcd")
+	apiTarget := f.Target == TargetAPIServer || f.Target == TargetAPIServers
+	switch l := f.linkOf(); {
+	case etcdTarget && l != etcd.LinkClient && l != etcd.LinkPeer:
+		return fmt.Errorf("link %q on an etcd target: want %s or %s", l, etcd.LinkClient, etcd.LinkPeer)
+	case apiTarget && l != apiserver.LinkAPIServer:
+		return fmt.Errorf("link %q on an apiserver target: want %s", l, apiserver.LinkAPIServer)
+	case !etcdTarget && !apiTarget && !strings.HasPrefix(string(f.Target), string(TargetActorPrefix)):
+		return fmt.Errorf("target %s has no links: links are into etcd members and apiservers", f.Target)
+	}
+	return nil
 }
 
 // Validate says what is wrong with s, every problem at once.
@@ -266,6 +353,9 @@ func (s *Scenario) Validate() error {
 	if s.Probe.WriteQPS < 0 || s.Probe.Watchers < 0 {
 		bad("probe: writeQPS %g and watchers %d must not be negative", s.Probe.WriteQPS, s.Probe.Watchers)
 	}
+	if d := s.Probe.RequestTimeout.Duration; d < 0 || d > probeTimeout {
+		bad("probe: requestTimeout %v must be between 0 and %v", d, probeTimeout)
+	}
 	if len(s.Faults) == 0 {
 		bad("faults: none")
 	}
@@ -277,9 +367,15 @@ func (s *Scenario) Validate() error {
 		}
 		names[f.Name] = true
 		switch f.Action {
-		case ActionKill, ActionStop, ActionPause, ActionRestart, ActionPartition, ActionIsolate:
+		case ActionKill, ActionStop, ActionPause, ActionRestart, ActionPartition, ActionIsolate, ActionLink:
 		default:
-			bad("%s: action %q, want kill, stop, pause, restart, partition or isolate", where, f.Action)
+			bad("%s: action %q, want kill, stop, pause, restart, partition, isolate or link", where, f.Action)
+		}
+		if err := f.validateLink(); err != nil {
+			bad("%s: %v", where, err)
+		}
+		if f.Target == TargetEtcdMembers && f.Action != ActionLink {
+			bad("%s: %s (every member) is a target for link faults only", where, f.Target)
 		}
 		if !validTarget(f.Target) {
 			bad("%s: target %q, want one of %s or actor:NAME", where, f.Target, joinTargets())

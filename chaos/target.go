@@ -79,6 +79,12 @@ func (r *resolver) resolve(ctx context.Context, t Target) (resolved, error) {
 			}
 			return resolved{actors: append([]string{leader}, followers[:need-1]...)}, nil
 		}
+	case TargetEtcdMembers:
+		ms := r.byRole(provider.RoleEtcd, true)
+		if len(ms) == 0 {
+			return resolved{}, fmt.Errorf("%s: %w", t, ErrNoTarget)
+		}
+		return resolved{actors: names(ms)}, nil
 	case TargetAPIServer, TargetAPIServers:
 		as := r.byRole(provider.RoleAPIServer, true)
 		if len(as) == 0 {

@@ -1,6 +1,10 @@
 package apiserver
 
-import "time"
+import (
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/storage"
+)
 
 // Options configures one apiserver process. The zero value is not usable;
 // start from DefaultOptions.
@@ -9,10 +13,20 @@ type Options struct {
 	Name string
 	// Listen is the host:port the HTTP server binds.
 	Listen string
+	// LinkListen, when set, runs the LinkAPIServer link proxy on this
+	// host:port in front of Listen (point the actors at it), controlled at
+	// netfault.ControlPath (admin only, through RBAC): how kstep faults
+	// actor → apiserver.
+	LinkListen string
 	// EtcdServers are the client URLs of the etcd members.
 	EtcdServers []string
 	// EtcdDialTimeout bounds the first connection to etcd.
 	EtcdDialTimeout time.Duration
+	// EtcdRetry bounds one etcd request (Attempt) and all the attempts of
+	// one operation (Budget): a write unanswered within Attempt is sent
+	// again, and one unanswered within Budget gets 504 with a Retry-After
+	// (storage.Retry says when a retried write counts as applied).
+	EtcdRetry storage.Retry
 	// MaxRequestBytes is the largest request body accepted; larger bodies get
 	// 413 before anything reaches etcd. etcd refuses requests over 1.5 MiB by
 	// default, so the apiserver refuses them first.
@@ -83,6 +97,7 @@ func DefaultOptions() Options {
 		Listen:           "127.0.0.1:6443",
 		EtcdServers:      []string{"http://127.0.0.1:2379"},
 		EtcdDialTimeout:  5 * time.Second,
+		EtcdRetry:        storage.DefaultRetry,
 		MaxRequestBytes:  3 << 19, // 1.5 MiB
 		WatchCacheSize:   16384,
 		BookmarkInterval: 5 * time.Second,

@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"github.com/kstep-dev/kstep/cluster/netfault"
+
 	"context"
 	"crypto/tls"
 	"errors"
@@ -53,6 +55,9 @@ type Server struct {
 	quota   *quotaGate
 	audit   *auditLog
 	limiter *inflight
+	// links are the link proxies in front of this apiserver
+	// (Options.LinkListen), controlled at netfault.ControlPath.
+	links netfault.Links
 
 	// inflight tracks open watches so shutdown can end them.
 	wg sync.WaitGroup
@@ -68,7 +73,7 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 	s := &Server{
 		opts:      opts,
 		log:       log.With("apiserver", opts.Name),
-		store:     storage.NewStore(cli, reg),
+		store:     newStore(cli, reg, opts.EtcdRetry),
 		chain:     DefaultChain(),
 		now:       time.Now,
 		resources: map[schema.GroupVersionResource]*resource{},
@@ -142,6 +147,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("/version", s.serveVersion)
+	mux.Handle(netfault.ControlPath, &s.links)
+	mux.Handle(netfault.ControlPath+"/", &s.links)
 	mux.Handle("/openapi/", s.openapi)
 	mux.HandleFunc("/api", s.serveDiscovery)
 	mux.HandleFunc("/api/", s.serveAPI)
@@ -207,6 +214,12 @@ func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("ok"))
 }
 
+func newStore(cli *clientv3.Client, reg prometheus.Registerer, r storage.Retry) *storage.Store {
+	st := storage.NewStore(cli, reg)
+	st.SetRetry(r)
+	return st
+}
+
 // Run connects to etcd and serves until ctx is cancelled.
 func Run(ctx context.Context, opts Options) error {
 	log := slog.Default()
@@ -234,7 +247,32 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", opts.Listen, err)
 	}
+	if opts.LinkListen != "" {
+		p, err := netfault.Listen(LinkAPIServer, opts.LinkListen, loopback(ln.Addr()), nil)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		s.links.Add(p)
+		defer p.Close()
+	}
 	return s.Serve(ctx, ln)
+}
+
+// LinkAPIServer is the link in front of an apiserver (Options.LinkListen):
+// every actor's connection to it.
+const LinkAPIServer = "apiserver"
+
+// loopback is addr with an unspecified host replaced by 127.0.0.1.
+func loopback(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // Serve serves on ln until ctx is cancelled.

@@ -35,7 +35,7 @@ func writeStatus(w http.ResponseWriter, s *metav1.Status) {
 		s.Status = metav1.StatusFailure
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if s.Code == http.StatusTooManyRequests && s.Details != nil && s.Details.RetryAfterSeconds > 0 {
+	if (s.Code == http.StatusTooManyRequests || s.Code >= 500) && s.Details != nil && s.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(s.Details.RetryAfterSeconds))
 	}
 	w.WriteHeader(int(s.Code))
@@ -57,6 +57,10 @@ func storageError(err error, gr schema.GroupResource, name string) error {
 		return apierrors.NewConflict(gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	case errors.Is(err, storage.ErrCompacted):
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %v", err))
+	case errors.Is(err, storage.ErrUnavailable):
+		// Never a conflict: after an unanswered attempt nobody knows
+		// whether the write applied, and 409 would say it did not.
+		return apierrors.NewTimeoutError(fmt.Sprintf("etcd did not answer in time (%v); try again", err), 1)
 	case errors.Is(err, storage.ErrTooLarge):
 		return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %v", err), 1)
 	}

@@ -3,7 +3,6 @@ package etcd
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -70,10 +69,13 @@ type Config struct {
 	// LogLevel is zap's level: debug, info, warn, error.
 	LogLevel string
 
-	// PeerProxyListen, when set, runs a PeerProxy on this address (the
-	// member's advertised peer address) in front of ListenPeerURLs[0], with
-	// its control at PeerProxyPath on the client URLs.
-	PeerProxyListen string
+	// PeerProxyListen, when set, runs the LinkPeer link proxy on this
+	// address (the member's advertised peer address) in front of
+	// ListenPeerURLs[0]; ClientProxyListen the LinkClient link in front of
+	// ListenClientURLs[0] (where the apiservers are pointed). Their control
+	// is at netfault.ControlPath on the client URLs (links.go).
+	PeerProxyListen   string
+	ClientProxyListen string
 }
 
 // DefaultConfig returns a single-member configuration on etcd's default ports
@@ -181,6 +183,9 @@ func (c Config) embedConfig() (*embed.Config, error) {
 	if c.PeerProxyListen != "" && len(ec.ListenPeerUrls) != 1 {
 		return nil, fmt.Errorf("member %q: --peer-proxy-listen needs exactly one --listen-peer-urls", c.Name)
 	}
+	if c.ClientProxyListen != "" && len(ec.ListenClientUrls) != 1 {
+		return nil, fmt.Errorf("member %q: --client-proxy-listen needs exactly one --listen-client-urls", c.Name)
+	}
 	// Validate also builds the zap logger from LogLevel; StartEtcd would run
 	// it too, but failing here names the member in the error.
 	if err := ec.Validate(); err != nil {
@@ -205,18 +210,4 @@ func parseURLs(flag string, raw []string) ([]url.URL, error) {
 		out = append(out, *u)
 	}
 	return out, nil
-}
-
-// peerTarget is where the peer proxy forwards: the member's peer listener,
-// on loopback when it binds every address.
-func peerTarget(ec *embed.Config) string {
-	u := ec.ListenPeerUrls[0]
-	host, port, err := net.SplitHostPort(u.Host)
-	if err != nil {
-		return u.Host
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port)
 }

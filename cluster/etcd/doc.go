@@ -5,11 +5,13 @@
 // member's lifecycle (start, wait for readiness, close on context
 // cancellation) and the defaults kstep runs etcd with (quiet logs, watch
 // progress notifications for the apiserver's watch cache), and the
-// member's optional peer proxy (peerproxy.go): a forwarder in front of the
-// member's peer listener, inside the member's own process, whose cut set
-// (controlled over HTTP at PeerProxyPath on the client URLs) partitions
-// members from each other on every provider without root or network
-// namespaces.
+// member's optional links (links.go): cluster/netfault proxies in front of
+// its peer listener and its client listener, inside the member's own
+// process, whose rules (controlled over HTTP at netfault.ControlPath on the
+// client URLs) partition members from each other and delay, lose or
+// blackhole etcd's peer and client traffic on every provider without root
+// or network namespaces. Which connection a peer sent is etcd's knowledge
+// (X-PeerURLs), so it lives here.
 //
 // It does not own cluster topology: which members exist, their ports, data
 // directories and processes belong to cluster/provider (the plan) and its

@@ -1,6 +1,8 @@
 package etcd
 
 import (
+	"github.com/kstep-dev/kstep/cluster/netfault"
+
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +17,7 @@ import (
 type Member struct {
 	name      string
 	e         *embed.Etcd
-	proxy     *PeerProxy // nil without Config.PeerProxyListen
+	links     *netfault.Links // the member's link proxies (Config.PeerProxyListen, ClientProxyListen)
 	closeOnce sync.Once
 }
 
@@ -41,23 +43,23 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The proxy serves before the member starts: peers reach each other
-	// through it from the first bootstrap message.
-	var proxy *PeerProxy
-	if cfg.PeerProxyListen != "" {
-		if proxy, err = StartPeerProxy(cfg.Name, cfg.PeerProxyListen, peerTarget(ec), cfg.InitialCluster); err != nil {
-			return nil, err
-		}
-		ec.UserHandlers = map[string]http.Handler{PeerProxyPath: proxy}
+	// The links serve before the member starts: peers reach each other
+	// through them from the first bootstrap message.
+	links, err := startLinks(cfg, ec)
+	if err != nil {
+		return nil, err
+	}
+	if links != nil {
+		ec.UserHandlers = map[string]http.Handler{netfault.ControlPath: links, netfault.ControlPath + "/": links}
 	}
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
-		if proxy != nil {
-			proxy.Close()
+		if links != nil {
+			links.Close()
 		}
 		return nil, fmt.Errorf("etcd member %q: start: %w", cfg.Name, err)
 	}
-	m := &Member{name: cfg.Name, e: e, proxy: proxy}
+	m := &Member{name: cfg.Name, e: e, links: links}
 	select {
 	case <-e.Server.ReadyNotify():
 		return m, nil
@@ -102,8 +104,8 @@ func (m *Member) Close() {
 	// embed.Etcd.Close closes its error channel, so it must run only once.
 	m.closeOnce.Do(func() {
 		m.e.Close()
-		if m.proxy != nil {
-			m.proxy.Close()
+		if m.links != nil {
+			m.links.Close()
 		}
 	})
 }

@@ -1,20 +1,18 @@
 package provider
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/etcd"
+	"github.com/kstep-dev/kstep/cluster/netfault"
 )
 
 // SetPeerCut partitions (cut) or heals an etcd member from its peers
-// through the peer proxies inside every member (Topology.EtcdPeerProxies):
+// through the peer proxies inside every member (Topology.LinkProxies):
 // each running member's proxy gets member added to, or removed from, its
 // cut set, over its control on the member's client URL (Endpoint). Every
 // provider partitions etcd peers with this one mechanism. A member that is
@@ -48,40 +46,26 @@ func SetPeerCut(ctx context.Context, actors []Actor, member string, cut bool) er
 
 var controlClient = &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}
 
-func updatePeerCut(ctx context.Context, m Actor, member string, cut bool) error {
-	url := m.Endpoint + etcd.PeerProxyPath
-	st, err := peerProxyCall(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
+// partitionRule is the rule that cuts member off its peers, on member's
+// own link (everything into it) or another member's (what member sends).
+func partitionRule(member string, own bool) netfault.Rule {
+	r := netfault.Rule{Name: "partition:" + member, Cut: true}
+	if !own {
+		r.From = []string{member}
 	}
-	set := slices.DeleteFunc(st.Cut, func(s string) bool { return s == member })
-	if cut {
-		set = append(set, member)
-	}
-	body, _ := json.Marshal(etcd.PeerProxyState{Member: st.Member, Cut: set})
-	_, err = peerProxyCall(ctx, http.MethodPut, url, body)
-	return err
+	return r
 }
 
-func peerProxyCall(ctx context.Context, method, url string, body []byte) (etcd.PeerProxyState, error) {
-	var st etcd.PeerProxyState
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-	if err != nil {
-		return st, err
+func updatePeerCut(ctx context.Context, m Actor, member string, cut bool) error {
+	c := netfault.Client{HC: controlClient, Base: m.Endpoint}
+	var err error
+	if cut {
+		_, err = c.Update(ctx, etcd.LinkPeer, partitionRule(member, m.Name == member))
+	} else {
+		_, err = c.Remove(ctx, etcd.LinkPeer, partitionRule(member, false).Name)
 	}
-	resp, err := controlClient.Do(req)
-	if err != nil {
-		return st, err
+	if errors.Is(err, netfault.ErrNoLink) {
+		return fmt.Errorf("no peer link (the cluster runs without linkProxies): %w", ErrUnsupported)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound {
-		return st, fmt.Errorf("no peer proxy (the cluster runs without etcdPeerProxies): %w", ErrUnsupported)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return st, fmt.Errorf("%s %s: %s", method, url, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return st, fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	return st, nil
+	return err
 }

@@ -58,11 +58,18 @@ func (s Spec) WithDefaults() Spec {
 const (
 	PortClient    = "client"     // an etcd member's clients
 	PortPeer      = "peer"       // an etcd member's own peer listener
-	PortPeerProxy = "peer-proxy" // its peer proxy, the advertised peer address (Topology.EtcdPeerProxies)
-	PortAPI       = "api"        // an apiserver
-	PortMetrics   = "metrics"    // controller-managers, schedulers, hollow nodes: /healthz, /metrics
-	PortRegistry  = "registry"   // the image registry
-	PortKubelet   = "kubelet"    // a real node's kubelet: /healthz, /metrics
+	PortPeerProxy = "peer-proxy" // its peer link, the advertised peer address (Topology.LinkProxies)
+	// PortClientProxy is an etcd member's client link, where the
+	// apiservers reach it (Topology.LinkProxies).
+	PortClientProxy = "client-proxy"
+	PortAPI         = "api" // an apiserver
+	// PortAPIProxy is an apiserver's link, where the actors reach it
+	// (Topology.LinkProxies); the admin kubeconfig and the chaos engine
+	// use PortAPI.
+	PortAPIProxy = "api-proxy"
+	PortMetrics  = "metrics"  // controller-managers, schedulers, hollow nodes: /healthz, /metrics
+	PortRegistry = "registry" // the image registry
+	PortKubelet  = "kubelet"  // a real node's kubelet: /healthz, /metrics
 )
 
 // Component is one actor of a planned cluster, as every provider runs it:
@@ -151,7 +158,7 @@ func Plan(t Topology, a Addressing) []Component {
 	var out []Component
 	var initial, etcdServers []string
 	peerPort := func(name string) int {
-		if t.EtcdPeerProxies {
+		if t.LinkProxies {
 			return a.Port(name, PortPeerProxy)
 		}
 		return a.Port(name, PortPeer)
@@ -159,7 +166,11 @@ func Plan(t Topology, a Addressing) []Component {
 	for i := range t.EtcdMembers {
 		name := fmt.Sprintf("etcd-%d", i)
 		initial = append(initial, name+"="+url("http", a.Host(name), peerPort(name)))
-		etcdServers = append(etcdServers, url("http", a.Host(name), a.Port(name, PortClient)))
+		clientPort := a.Port(name, PortClient)
+		if t.LinkProxies {
+			clientPort = a.Port(name, PortClientProxy)
+		}
+		etcdServers = append(etcdServers, url("http", a.Host(name), clientPort))
 	}
 	for i := range t.EtcdMembers {
 		name := fmt.Sprintf("etcd-%d", i)
@@ -175,9 +186,11 @@ func Plan(t Topology, a Addressing) []Component {
 			"--initial-cluster=" + strings.Join(initial, ","),
 			"--initial-cluster-state=new",
 		}
-		if t.EtcdPeerProxies {
+		if t.LinkProxies {
 			ports[PortPeerProxy] = peerPort(name)
-			args = append(args, "--peer-proxy-listen="+listen(ports[PortPeerProxy]))
+			ports[PortClientProxy] = a.Port(name, PortClientProxy)
+			args = append(args, "--peer-proxy-listen="+listen(ports[PortPeerProxy]),
+				"--client-proxy-listen="+listen(ports[PortClientProxy]))
 		}
 		args = append(args, t.Etcd.Args()...)
 		out = append(out, Component{Name: name, Role: RoleEtcd, Args: args, Ports: ports,
@@ -201,9 +214,17 @@ func Plan(t Topology, a Addressing) []Component {
 		if b := t.Etcd.MaxRequestBytes; b != 0 {
 			args = append(args, "--max-request-bytes="+strconv.FormatUint(uint64(b), 10))
 		}
+		if a := t.Etcd.AttemptTimeout(); a != 0 {
+			args = append(args, "--etcd-attempt-timeout="+a.String())
+		}
+		ports := map[string]int{PortAPI: port}
+		if t.LinkProxies {
+			ports[PortAPIProxy] = a.Port(name, PortAPIProxy)
+			args = append(args, "--link-listen="+listen(ports[PortAPIProxy]))
+		}
 		args = append(args, trace("", name)...)
 		args = append(args, t.APIServerArgs...)
-		out = append(out, Component{Name: name, Role: RoleAPIServer, Args: args, Ports: map[string]int{PortAPI: port},
+		out = append(out, Component{Name: name, Role: RoleAPIServer, Args: args, Ports: ports,
 			Serve: PortAPI, Scheme: scheme, ReadyPath: "/readyz"})
 	}
 
@@ -283,6 +304,15 @@ func Plan(t Topology, a Addressing) []Component {
 		}
 	}
 	return out
+}
+
+// ClientPort is the use of the port an apiserver's clients (the other
+// actors) reach it on: its link when it has one, else PortAPI.
+func (c Component) ClientPort() string {
+	if _, ok := c.Ports[PortAPIProxy]; ok {
+		return PortAPIProxy
+	}
+	return PortAPI
 }
 
 // HollowNodeNames are the node names a hollow-nodes actor's argv runs:

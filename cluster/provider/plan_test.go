@@ -42,7 +42,7 @@ func hasArg(c Component, want string) bool { return slices.Contains(c.Args, want
 
 func TestPlan(t *testing.T) {
 	top := Topology{EtcdMembers: 3, APIServers: 2, ControllerManagers: 2, Schedulers: 1, RealNodes: 2, HollowNodes: 3,
-		LatencyProfile: "realistic", EtcdPeerProxies: true, APIServerArgs: []string{"--x=1"}}
+		LatencyProfile: "realistic", LinkProxies: true, APIServerArgs: []string{"--x=1"}}
 	top.Defaults()
 	cs := Plan(top, fakeAddressing())
 	var names []string

@@ -64,7 +64,7 @@ type Scope string
 const (
 	// ScopePeers cuts an etcd member off from its peers (both directions,
 	// every connection), while its clients (the apiservers) still reach it:
-	// a network split between etcd hosts. Needs Topology.EtcdPeerProxies.
+	// a network split between etcd hosts. Needs Topology.LinkProxies.
 	ScopePeers Scope = "peers"
 	// ScopeAll takes the whole actor off the cluster's network: it reaches
 	// nothing and nothing reaches it.

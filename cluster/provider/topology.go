@@ -51,10 +51,13 @@ type Topology struct {
 	// certificates and tokens and authorize with Node + RBAC, on every
 	// provider.
 	Insecure bool `json:"insecure,omitempty"`
-	// EtcdPeerProxies puts a proxy in front of every member's peer port,
-	// inside the member's own actor, so that Partition can cut a member
-	// off from its peers (the chaos engine sets it for partition faults).
-	EtcdPeerProxies bool `json:"etcdPeerProxies,omitempty"`
+	// LinkProxies puts kstep's link proxy (cluster/netfault) in front of
+	// every link a fault can name, inside the actor on its receiving end:
+	// each etcd member's peer port (so Partition can cut a member off its
+	// peers) and client port (apiserver → etcd), and each apiserver (every
+	// actor → the apiservers). Faults on links need it; the chaos engine
+	// sets it for them. Off, no byte takes the extra hop.
+	LinkProxies bool `json:"linkProxies,omitempty"`
 	// Extra flags per actor kind, appended after kstep's own.
 	APIServerArgs         []string `json:"apiserverArgs,omitempty"`
 	ControllerManagerArgs []string `json:"controllerManagerArgs,omitempty"`
@@ -188,7 +191,8 @@ var ErrRenamedKey = errors.New("renamed key")
 // renamed are keys that meant something else before Topology: each is
 // refused with what to write instead.
 var renamed = map[string]string{
-	"nodes": `"nodes" is ambiguous and no longer read (it meant hollow nodes in bench profiles and real nodes in kstep up): write "hollowNodes" for kubelets over the simulated runtime or "realNodes" for containerd nodes`,
+	"etcdPeerProxies": `"etcdPeerProxies" is now "linkProxies": one link proxy in front of every link a fault can name, etcd peer links among them`,
+	"nodes":           `"nodes" is ambiguous and no longer read (it meant hollow nodes in bench profiles and real nodes in kstep up): write "hollowNodes" for kubelets over the simulated runtime or "realNodes" for containerd nodes`,
 }
 
 // UnmarshalJSON decodes strictly: an unknown key is an error, and a renamed
@@ -245,6 +249,14 @@ func (e EtcdTuning) Args() []string {
 		a = append(a, "--log-level="+e.LogLevel)
 	}
 	return a
+}
+
+// AttemptTimeout is how long the apiservers let one etcd request go
+// unanswered before sending it again: twice the election timeout, by which
+// every follower has given up on a dead leader and one of them leads (0:
+// the apiserver's default, sized for etcd's).
+func (e EtcdTuning) AttemptTimeout() time.Duration {
+	return 2 * e.ElectionTimeout.Duration
 }
 
 // Timing describes the Raft timing for a report line, "" when unset.

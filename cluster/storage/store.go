@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -23,20 +24,38 @@ type KV struct {
 type Store struct {
 	cli     *clientv3.Client
 	latency *prometheus.HistogramVec
+	retries *prometheus.CounterVec
+	retry   Retry
 }
 
-// NewStore wraps an etcd client. reg may be nil; when set, the store
-// registers etcd_request_duration_seconds{operation,type} on it.
+// NewStore wraps an etcd client, with DefaultRetry. reg may be nil; when
+// set, the store registers etcd_request_duration_seconds{operation,type}
+// and kstep_etcd_retried_requests_total{operation,outcome} on it.
 func NewStore(cli *clientv3.Client, reg prometheus.Registerer) *Store {
 	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "etcd_request_duration_seconds",
-		Help:    "Latency of the apiserver's etcd requests by operation and resource type.",
+		Help:    "Latency of the apiserver's etcd requests by operation and resource type, retries included.",
 		Buckets: []float64{.0005, .001, .002, .004, .008, .016, .032, .064, .128, .256, .512, 1.024, 2.048, 4.096},
 	}, []string{"operation", "type"})
+	r := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kstep_etcd_retried_requests_total",
+		Help: "etcd operations that needed more than one attempt, by how they ended: answered (by a later attempt, or found applied), unknown (a failed precondition after an unanswered attempt, not this write's doing as far as etcd can tell), unavailable (no answer within the budget).",
+	}, []string{"operation", "outcome"})
 	if reg != nil {
-		reg.MustRegister(h)
+		reg.MustRegister(h, r)
 	}
-	return &Store{cli: cli, latency: h}
+	return &Store{cli: cli, latency: h, retries: r, retry: DefaultRetry}
+}
+
+// SetRetry sets the attempt and budget bounds (before the store is used).
+func (s *Store) SetRetry(r Retry) {
+	if r.Attempt <= 0 {
+		r.Attempt = DefaultRetry.Attempt
+	}
+	if r.Budget < r.Attempt {
+		r.Budget = max(r.Attempt, DefaultRetry.Budget)
+	}
+	s.retry = r
 }
 
 // Client exposes the etcd client to the watch cache of this package.
@@ -60,25 +79,41 @@ func typeOf(key string) string {
 // It returns the revision of the write, which is the object's resourceVersion.
 func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
 	defer s.observe("create", key, time.Now())
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(value))).
-		Commit()
-	if err != nil {
-		return 0, fmt.Errorf("etcd create %s: %w", key, err)
-	}
-	if !resp.Succeeded {
-		return 0, fmt.Errorf("%s: %w", key, ErrExists)
-	}
-	return resp.Header.Revision, nil
+	var rev int64
+	err := s.do(ctx, "create", key, func(ctx context.Context, retried bool) error {
+		resp, err := s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+			Then(clientv3.OpPut(key, string(value))).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		if err != nil {
+			return fmt.Errorf("etcd create %s: %w", key, err)
+		}
+		if resp.Succeeded {
+			rev = resp.Header.Revision
+			return nil
+		}
+		if !retried {
+			return fmt.Errorf("%s: %w", key, ErrExists)
+		}
+		rev, err = s.createdBy(ctx, key, elseKV(resp), value)
+		return err
+	})
+	return rev, err
 }
 
 // Get reads key with a quorum read.
 func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 	defer s.observe("get", key, time.Now())
-	resp, err := s.cli.Get(ctx, key)
+	var resp *clientv3.GetResponse
+	err := s.do(ctx, "get", key, func(ctx context.Context, _ bool) (err error) {
+		if resp, err = s.cli.Get(ctx, key); err != nil {
+			return fmt.Errorf("etcd get %s: %w", key, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return KV{}, fmt.Errorf("etcd get %s: %w", key, err)
+		return KV{}, err
 	}
 	if len(resp.Kvs) == 0 {
 		return KV{}, fmt.Errorf("%s: %w", key, ErrNotFound)
@@ -92,47 +127,66 @@ func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 // caller can retry without reading again; if the key is gone, ErrNotFound.
 func (s *Store) Update(ctx context.Context, key string, value []byte, modRev int64) (int64, KV, error) {
 	defer s.observe("update", key, time.Now())
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(key), "=", modRev)).
-		Then(clientv3.OpPut(key, string(value))).
-		Else(clientv3.OpGet(key)).
-		Commit()
-	if err != nil {
-		return 0, KV{}, fmt.Errorf("etcd update %s: %w", key, err)
-	}
-	if resp.Succeeded {
-		return resp.Header.Revision, KV{}, nil
-	}
-	return 0, currentFromElse(key, resp), conflictOrGone(key, resp)
+	return s.swap(ctx, "update", key, clientv3.OpPut(key, string(value)), value, modRev)
 }
 
 // Delete removes key if its mod revision is still modRev. On a conflict it
 // returns ErrConflict and the current KV, like Update.
 func (s *Store) Delete(ctx context.Context, key string, modRev int64) (int64, KV, error) {
 	defer s.observe("delete", key, time.Now())
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(key), "=", modRev)).
-		Then(clientv3.OpDelete(key)).
-		Else(clientv3.OpGet(key)).
-		Commit()
-	if err != nil {
-		return 0, KV{}, fmt.Errorf("etcd delete %s: %w", key, err)
-	}
-	if resp.Succeeded {
-		return resp.Header.Revision, KV{}, nil
-	}
-	return 0, currentFromElse(key, resp), conflictOrGone(key, resp)
+	return s.swap(ctx, "delete", key, clientv3.OpDelete(key), nil, modRev)
 }
 
-func currentFromElse(key string, resp *clientv3.TxnResponse) KV {
+// swap applies then (a put of value, or a delete when value is nil) if
+// key's mod revision is still modRev.
+func (s *Store) swap(ctx context.Context, opName, key string, then clientv3.Op, value []byte, modRev int64) (int64, KV, error) {
+	var rev int64
+	var cur KV
+	err := s.do(ctx, opName, key, func(ctx context.Context, retried bool) error {
+		resp, err := s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", modRev)).
+			Then(then).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		if err != nil {
+			return fmt.Errorf("etcd %s %s: %w", opName, key, err)
+		}
+		if resp.Succeeded {
+			rev = resp.Header.Revision
+			return nil
+		}
+		if retried {
+			// An unanswered attempt may have been the change.
+			rev, err = s.changedBy(ctx, key, modRev, value)
+			return err
+		}
+		cur = currentFromElse(key, resp)
+		return conflictOrGone(key, resp)
+	})
+	if err != nil {
+		return 0, cur, err
+	}
+	return rev, KV{}, nil
+}
+
+// elseKV is the key as the Else branch's OpGet read it, nil if absent.
+func elseKV(resp *clientv3.TxnResponse) *mvccpb.KeyValue {
 	if len(resp.Responses) == 0 {
-		return KV{}
+		return nil
 	}
 	r := resp.Responses[0].GetResponseRange()
 	if r == nil || len(r.Kvs) == 0 {
+		return nil
+	}
+	return r.Kvs[0]
+}
+
+func currentFromElse(key string, resp *clientv3.TxnResponse) KV {
+	kv := elseKV(resp)
+	if kv == nil {
 		return KV{}
 	}
-	return KV{Key: key, Value: r.Kvs[0].Value, ModRev: r.Kvs[0].ModRevision}
+	return KV{Key: key, Value: kv.Value, ModRev: kv.ModRevision}
 }
 
 func conflictOrGone(key string, resp *clientv3.TxnResponse) error {
@@ -207,9 +261,15 @@ func (s *Store) Remove(ctx context.Context, key string) error {
 
 // Revision returns etcd's current revision, read with a quorum read.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
-	resp, err := s.cli.Get(ctx, "/registry/", clientv3.WithCountOnly(), clientv3.WithLimit(1))
+	var resp *clientv3.GetResponse
+	err := s.do(ctx, "revision", "/registry/", func(ctx context.Context, _ bool) (err error) {
+		if resp, err = s.cli.Get(ctx, "/registry/", clientv3.WithCountOnly(), clientv3.WithLimit(1)); err != nil {
+			return fmt.Errorf("etcd revision: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("etcd revision: %w", err)
+		return 0, err
 	}
 	return resp.Header.Revision, nil
 }

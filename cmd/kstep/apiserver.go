@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/kstep-dev/kstep/cluster/netfault"
+
 	"context"
 	"fmt"
 
@@ -33,8 +35,11 @@ stateless: several run side by side on the same etcd cluster.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Name, "name", opts.Name, "name of this apiserver in logs, metrics and step events")
 	f.StringVar(&opts.Listen, "listen", opts.Listen, "host:port to serve the API on")
+	f.StringVar(&opts.LinkListen, "link-listen", "", "run the "+apiserver.LinkAPIServer+" link proxy on this host:port in front of --listen (point the actors at it), controlled at "+netfault.ControlPath+": how kstep delays, loses or blackholes actor → apiserver traffic")
 	f.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "comma-separated client URLs of the etcd members")
 	f.DurationVar(&opts.EtcdDialTimeout, "etcd-dial-timeout", opts.EtcdDialTimeout, "bound on the first connection to etcd")
+	f.DurationVar(&opts.EtcdRetry.Attempt, "etcd-attempt-timeout", opts.EtcdRetry.Attempt, "how long one etcd request may go unanswered before it is sent again (a write only where that is safe); twice etcd's election timeout lets a new leader take it")
+	f.DurationVar(&opts.EtcdRetry.Budget, "etcd-retry-budget", opts.EtcdRetry.Budget, "how long an operation may wait for etcd over all its attempts before the client gets 504 with a Retry-After")
 	f.Int64Var(&opts.MaxRequestBytes, "max-request-bytes", opts.MaxRequestBytes, "largest request body accepted; larger ones get 413 before reaching etcd")
 	f.IntVar(&opts.MaxHeaderBytes, "max-header-bytes", opts.MaxHeaderBytes, "largest request line and headers accepted (a label selector travels in the URL); larger ones get a 431 Status on HTTP/1.1 and HTTP/2")
 	f.IntVar(&opts.WatchCacheSize, "watch-cache-size", opts.WatchCacheSize, "recent events each resource's watch cache keeps")

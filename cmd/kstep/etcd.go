@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/kstep-dev/kstep/cluster/netfault"
+
 	"fmt"
 	"strings"
 	"time"
@@ -62,7 +64,8 @@ closes cleanly.`,
 	f.StringVar(&cfg.AutoCompactionRetention, "auto-compaction-retention", cfg.AutoCompactionRetention, `auto compaction retention for mvcc key value store; "0" disables it`)
 	f.UintVar(&cfg.MaxRequestBytes, "max-request-bytes", cfg.MaxRequestBytes, "maximum client request size in bytes the server will accept")
 	f.DurationVar(&cfg.WatchProgressNotifyInterval, "watch-progress-notify-interval", cfg.WatchProgressNotifyInterval, "duration of periodic watch progress notifications (0 disables them)")
-	f.StringVar(&cfg.PeerProxyListen, "peer-proxy-listen", "", "run a peer proxy on this address (advertise it in --initial-advertise-peer-urls) in front of --listen-peer-urls, controlled at "+etcd.PeerProxyPath+" on the client URLs: how kstep partitions a member from its peers")
+	f.StringVar(&cfg.PeerProxyListen, "peer-proxy-listen", "", "run the "+etcd.LinkPeer+" link proxy on this address (advertise it in --initial-advertise-peer-urls) in front of --listen-peer-urls, controlled at "+netfault.ControlPath+" on the client URLs: how kstep partitions, delays or loses a member's peer traffic")
+	f.StringVar(&cfg.ClientProxyListen, "client-proxy-listen", "", "run the "+etcd.LinkClient+" link proxy on this address in front of --listen-client-urls (point the apiservers at it), controlled at "+netfault.ControlPath+" on the client URLs: how kstep faults apiserver → etcd")
 	f.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error, panic, or fatal")
 	return cmd
 }

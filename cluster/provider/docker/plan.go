@@ -12,13 +12,15 @@ import (
 // its own network namespace, so they are fixed; the host reaches each
 // actor's main port (Component.Serve) through the port published for it.
 var containerPorts = map[string]int{
-	provider.PortClient:    2379,
-	provider.PortPeer:      2380,
-	provider.PortPeerProxy: 2381,
-	provider.PortAPI:       6443,
-	provider.PortMetrics:   10257, // controller-managers, schedulers, hollow nodes
-	provider.PortRegistry:  5000,
-	provider.PortKubelet:   10250, // a node's kubelet /healthz and /metrics
+	provider.PortClient:      2379,
+	provider.PortPeer:        2380,
+	provider.PortPeerProxy:   2381,
+	provider.PortClientProxy: 2382,
+	provider.PortAPI:         6443,
+	provider.PortAPIProxy:    6444,
+	provider.PortMetrics:     10257, // controller-managers, schedulers, hollow nodes
+	provider.PortRegistry:    5000,
+	provider.PortKubelet:     10250, // a node's kubelet /healthz and /metrics
 }
 
 // Directories inside the containers that live on the actor's volume.
@@ -86,13 +88,18 @@ func planSize(spec provider.Spec) int {
 // containerName is the Docker name of an actor's container (and volume).
 func containerName(id, actor string) string { return "kstep-" + id + "-" + actor }
 
-// serverURL is how containers reach an apiserver: by its name.
-func serverURL(secure bool) func(string) string {
+// serverURL is how containers reach an apiserver: by its name, on its
+// link's port when the cluster has link proxies.
+func serverURL(secure, links bool) func(string) string {
 	scheme := "https"
 	if !secure {
 		scheme = "http"
 	}
+	port := containerPorts[provider.PortAPI]
+	if links {
+		port = containerPorts[provider.PortAPIProxy]
+	}
 	return func(name string) string {
-		return fmt.Sprintf("%s://%s:%d", scheme, name, containerPorts[provider.PortAPI])
+		return fmt.Sprintf("%s://%s:%d", scheme, name, port)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // security as every provider.
 func TestPlanInContainers(t *testing.T) {
 	spec := provider.Spec{Topology: provider.Topology{EtcdMembers: 3, APIServers: 2, ControllerManagers: 1, Schedulers: 1,
-		RealNodes: 1, HollowNodes: 2, EtcdPeerProxies: true}, StateDir: "/s"}
+		RealNodes: 1, HollowNodes: 2, LinkProxies: true}, StateDir: "/s"}
 	spec.Defaults()
 	n := planSize(spec)
 	ports := make([]int, n)
@@ -51,7 +51,7 @@ func TestPlanInContainers(t *testing.T) {
 		!slices.Contains(node.Component.Args, "--registry=registry:5000") {
 		t.Errorf("node-0: %+v", node)
 	}
-	if got := serverURL(true)("apiserver-1"); got != "https://apiserver-1:6443" {
+	if got := serverURL(true, false)("apiserver-1"); got != "https://apiserver-1:6443" {
 		t.Errorf("containers reach apiserver-1 at %s", got)
 	}
 }

@@ -238,7 +238,7 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	if err := provider.WriteKubeconfigs(p.cfg.StateDir, comps, secure, serverURL(secure)); err != nil {
+	if err := provider.WriteKubeconfigs(p.cfg.StateDir, comps, secure, serverURL(secure, p.cfg.LinkProxies)); err != nil {
 		return err
 	}
 	return provider.Boot(ctx, comps, p.startAll, p.writeKubeconfig)

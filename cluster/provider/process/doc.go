@@ -27,7 +27,7 @@
 // its contract with them is the command line of the kstep binary. It must not
 // talk to etcd or the apiserver beyond their health endpoints.
 //
-// With Topology.EtcdPeerProxies, each etcd member runs a peer proxy of its
+// With Topology.LinkProxies, each etcd member runs a peer proxy of its
 // own (kstep etcd --peer-proxy-listen), and Partition/Heal cut and restore
 // a member's peer traffic through it (provider.SetPeerCut); the proxies
 // live as long as the members, so a detached cluster keeps them. Without

@@ -43,7 +43,7 @@ func TestPartitionEtcdLeader(t *testing.T) {
 	bin := kstepBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	p := newCluster(t, bin, 3, 0, func(c *provider.Spec) { c.EtcdPeerProxies = true })
+	p := newCluster(t, bin, 3, 0, func(c *provider.Spec) { c.LinkProxies = true })
 	if err := p.Up(ctx); err != nil {
 		t.Fatalf("Up: %v", err)
 	}

@@ -164,11 +164,13 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	// Every client reaches its apiserver on 127.0.0.1.
+	// Every client reaches its apiserver on 127.0.0.1, through its link
+	// when it has one.
 	urls := map[string]string{}
 	for _, a := range st.Actors {
 		if a.Role == provider.RoleAPIServer {
-			urls[a.Name] = a.Endpoint
+			scheme, _, _ := strings.Cut(a.Endpoint, "://")
+			urls[a.Name] = fmt.Sprintf("%s://127.0.0.1:%d", scheme, a.Ports[provider.Component{Ports: a.Ports}.ClientPort()])
 		}
 	}
 	if err := provider.WriteKubeconfigs(p.cfg.StateDir, comps, secure, func(name string) string { return urls[name] }); err != nil {
