@@ -42,6 +42,9 @@ type FaultResult struct {
 	// UnavailableMS is from the first failed write to the first success
 	// after the last one (0 with no failure).
 	UnavailableMS float64 `json:"unavailable_ms"`
+	// OtherNodesNotReady are the nodes outside Nodes that went NotReady in
+	// the fault's window: what the fault took down besides its target.
+	OtherNodesNotReady []string `json:"other_nodes_not_ready,omitempty"`
 	// Steps are step latencies before, during and after the fault.
 	Steps []StepWindow `json:"steps,omitempty"`
 }
@@ -153,6 +156,7 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 
 	f.WriteGapMS, f.FailedWrites, f.UnavailableMS = writeGaps(h.Writes, inj, end)
 	f.LongestWaitMS = longestWait(h.Writes, inj, end)
+	f.OtherNodesNotReady = otherNodesNotReady(h.Nodes, set(f.Nodes), inj, end)
 	rec := recovered
 	if f.Action == ActionLink {
 		// A link fault lasts until it is lifted, whatever the first
@@ -315,6 +319,21 @@ func writeGaps(writes []ProbeWrite, from, end time.Time) (gapMS float64, failed 
 		}
 	}
 	return float64(gap) / float64(time.Millisecond), failed, unavailMS
+}
+
+// otherNodesNotReady are the nodes outside target that went NotReady in
+// [from, end), sorted.
+func otherNodesNotReady(samples []NodeSample, target map[string]bool, from, end time.Time) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range samples {
+		if !s.At.Before(from) && s.At.Before(end) && !s.Ready && !target[s.Node] && !seen[s.Node] {
+			seen[s.Node] = true
+			out = append(out, s.Node)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // longestWait is the longest request wait of the probe writes in flight

@@ -39,6 +39,9 @@ type FaultGate struct {
 	// MaxWait bounds the longest any one probe request waited for its
 	// answer during the fault.
 	MaxWait *Duration `json:"maxWait,omitempty"`
+	// MaxOtherNodesNotReady bounds the nodes besides the fault's own that
+	// went NotReady during it.
+	MaxOtherNodesNotReady *int `json:"maxOtherNodesNotReady,omitempty"`
 	// MaxFailedWrites bounds probe writes that failed on every apiserver.
 	MaxFailedWrites *int `json:"maxFailedWrites,omitempty"`
 }
@@ -81,7 +84,7 @@ func (g *Gate) Validate() error {
 	if g.APIVersion != APIVersion || g.Kind != GateKind {
 		errs = append(errs, fmt.Errorf("apiVersion/kind: %s/%s, want %s/%s", g.APIVersion, g.Kind, APIVersion, GateKind))
 	}
-	known := map[string]bool{InvLostWrites: true, InvRSOver: true, InvBoundTwice: true, InvWatchGaps: true, InvHashKV: true, InvConvergence: true}
+	known := map[string]bool{InvLostWrites: true, InvRSOver: true, InvBoundTwice: true, InvWatchGaps: true, InvHashKV: true, InvConvergence: true, InvRunningPods: true}
 	for name, n := range g.Invariants {
 		if !known[name] {
 			errs = append(errs, fmt.Errorf("invariants: %q unknown", name))
@@ -94,7 +97,7 @@ func (g *Gate) Validate() error {
 		if f.Match == "" {
 			errs = append(errs, fmt.Errorf("faults[%d]: match is empty", i))
 		}
-		if f.MaxDetection == nil && f.MaxRecovery == nil && f.MaxWriteGap == nil && f.MaxWait == nil && f.MaxFailedWrites == nil {
+		if f.MaxDetection == nil && f.MaxRecovery == nil && f.MaxWriteGap == nil && f.MaxWait == nil && f.MaxFailedWrites == nil && f.MaxOtherNodesNotReady == nil {
 			errs = append(errs, fmt.Errorf("faults[%d] (%s): no threshold", i, f.Match))
 		}
 	}
@@ -169,6 +172,11 @@ func (g *Gate) Evaluate(faults []FaultResult, invs []Invariant) []Verdict {
 				wait := f.LongestWaitMS
 				out = append(out, Verdict{Line: line("longest wait"), Value: dur(&wait),
 					Limit: "≤ " + fg.MaxWait.String(), Pass: within(&wait, fg.MaxWait)})
+			}
+			if fg.MaxOtherNodesNotReady != nil {
+				n := len(f.OtherNodesNotReady)
+				out = append(out, Verdict{Line: line("other nodes NotReady"), Value: fmt.Sprint(n),
+					Limit: fmt.Sprintf("≤ %d", *fg.MaxOtherNodesNotReady), Pass: n <= *fg.MaxOtherNodesNotReady})
 			}
 			if fg.MaxFailedWrites != nil {
 				out = append(out, Verdict{Line: line("failed writes"), Value: fmt.Sprint(f.FailedWrites),

@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -255,4 +256,74 @@ func CheckConvergence(rs []RSStatus, waited time.Duration) Invariant {
 	}
 	inv.Summary = fmt.Sprintf("%d of %d ReplicaSets Ready (waited %v)", len(rs)-inv.Count, len(rs), waited.Round(time.Millisecond))
 	return inv
+}
+
+// InvRunningPods is "running pods unaffected": a container running on a
+// real node before a fault keeps its container ID and restart count to
+// the end of the run, whatever the control plane went through (upstream's
+// promise: the control plane's death does not touch running workloads).
+const InvRunningPods = "running-pods-unaffected"
+
+// RunningContainer is one container of a pod on a real node, as its
+// status reported it.
+type RunningContainer struct {
+	PodUID    string `json:"pod_uid"`
+	Pod       string `json:"pod"` // namespace/name
+	Node      string `json:"node"`
+	Container string `json:"container"`
+	ID        string `json:"id"`
+	Restarts  int32  `json:"restarts"`
+}
+
+func (c RunningContainer) key() string { return c.PodUID + "/" + c.Container }
+
+// CheckRunningPods compares the containers first seen running before a
+// fault (before) with the same pods' containers at the end (after): a
+// changed container ID or a higher restart count is a violation. Pods gone
+// by the end (deleted, or on a node a fault took down: lost) are skipped;
+// no container seen before any fault means the invariant could not be
+// checked.
+func CheckRunningPods(before map[string]RunningContainer, after []RunningContainer, lost map[string]bool) Invariant {
+	inv := Invariant{Name: InvRunningPods, Checked: true}
+	if len(before) == 0 {
+		inv.Checked = false
+		inv.Summary = "no container ran on a real node before a fault: nothing to check"
+		return inv
+	}
+	now := map[string]RunningContainer{}
+	for _, c := range after {
+		now[c.key()] = c
+	}
+	keys := make([]string, 0, len(before))
+	for k := range before {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	compared := 0
+	for _, k := range keys {
+		b := before[k]
+		a, ok := now[k]
+		if !ok || lost[b.Node] {
+			continue
+		}
+		compared++
+		switch {
+		case a.ID != b.ID:
+			inv.add("%s container %s on %s: container %s became %s", b.Pod, b.Container, b.Node, short(b.ID), short(a.ID))
+		case a.Restarts > b.Restarts:
+			inv.add("%s container %s on %s: restarted %d times", b.Pod, b.Container, b.Node, a.Restarts-b.Restarts)
+		}
+	}
+	inv.Summary = fmt.Sprintf("%d containers on real nodes followed through the faults, %d restarted or replaced", compared, inv.Count)
+	return inv
+}
+
+func short(id string) string {
+	if _, after, ok := strings.Cut(id, "://"); ok {
+		id = after
+	}
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return id
 }

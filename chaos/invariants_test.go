@@ -142,3 +142,39 @@ func TestCheckConvergence(t *testing.T) {
 		t.Errorf("%+v", inv)
 	}
 }
+
+func TestRunningPods(t *testing.T) {
+	c := func(uid, node, id string, restarts int32) RunningContainer {
+		return RunningContainer{PodUID: uid, Pod: "ns/" + uid, Node: node, Container: "app", ID: id, Restarts: restarts}
+	}
+	before := map[string]RunningContainer{}
+	for _, x := range []RunningContainer{c("a", "node-0", "containerd://1", 0), c("b", "node-0", "containerd://2", 0),
+		c("c", "node-1", "containerd://3", 1), c("d", "node-1", "containerd://4", 0), c("e", "node-2", "containerd://5", 0)} {
+		before[x.key()] = x
+	}
+	after := []RunningContainer{
+		c("a", "node-0", "containerd://1", 0),  // untouched
+		c("b", "node-0", "containerd://9", 0),  // replaced
+		c("c", "node-1", "containerd://3", 2),  // restarted in place
+		c("e", "node-2", "containerd://55", 0), // on a lost node: skipped
+		// d is gone (deleted): skipped
+	}
+	inv := CheckRunningPods(before, after, map[string]bool{"node-2": true})
+	if !inv.Checked || inv.Count != 2 {
+		t.Fatalf("%+v, want 2 violations (b replaced, c restarted)", inv)
+	}
+	if inv := CheckRunningPods(before, after[:1], nil); !inv.OK() {
+		t.Fatalf("untouched containers: %+v", inv)
+	}
+	if inv := CheckRunningPods(nil, after, nil); inv.Checked {
+		t.Fatalf("nothing seen before a fault must be unchecked: %+v", inv)
+	}
+	// An unchecked invariant fails the gate.
+	g, err := LoadGate("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Passed(g.Evaluate(nil, []Invariant{CheckRunningPods(nil, nil, nil)})) {
+		t.Fatal("the default gate passed an unchecked running-pods-unaffected")
+	}
+}

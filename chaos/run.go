@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"github.com/kstep-dev/kstep/cluster/kubelet/hollowctl"
+
 	"net/http"
 
 	"github.com/kstep-dev/kstep/cluster/netfault"
@@ -134,6 +136,17 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			spec.LinkProxies = true
 		}
 	}
+	var notes []string
+	if n := sc.OptionalRealNodes; n > 0 {
+		with := spec
+		with.RealNodes += n
+		if err := provider.CanRunRealNodes(opts.Provider, with); err != nil {
+			notes = append(notes, fmt.Sprintf("ran without its %d optional real nodes (running-pods-unaffected not checked): %v", n, err))
+			logf("without the %d optional real nodes: %v", n, err)
+		} else {
+			spec = with
+		}
+	}
 	// The report records the cluster the run had.
 	sc.Cluster = spec.Topology
 	if spec.RealNodes > 0 {
@@ -171,6 +184,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if terr != nil {
 		rep.Notes = append(rep.Notes, "trace files: "+terr.Error())
 	}
+	rep.Notes = append(rep.Notes, notes...)
 	rep.finish(sc, opts.Gate, steps)
 	if err := rep.Write(out); err != nil {
 		return fail("write report: %v", err)
@@ -191,6 +205,10 @@ type run struct {
 	logf  func(string, ...any)
 	hist  *History
 	hashs []Invariant
+	// containers are the real nodes' running containers first seen before
+	// a fault (running-pods-unaffected); snapErr why a snapshot failed.
+	containers map[string]RunningContainer
+	snapErr    error
 }
 
 // drive runs the load, the faults and the checks on a cluster that is up.
@@ -375,6 +393,9 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	}
 	hashes := CheckHashes(memberHashes(ctx, etcd, p))
 	rep.Invariants = []Invariant{lost, CheckRSOverReplicas(h.Pods, h.RS), CheckBoundOnce(h.Pods), gaps, hashes, converged}
+	if sc.Cluster.RealNodes > 0 {
+		rep.Invariants = append(rep.Invariants, r.checkRunningPods(ctx, results))
+	}
 	rep.hist = &h
 	return rep, nil
 }
@@ -404,6 +425,7 @@ func (r *run) runSchedule(ctx context.Context, start time.Time) []FaultResult {
 				if st.Fault > 0 {
 					r.hashs = append(r.hashs, withName(CheckHashes(memberHashes(ctx, r.etcd, r.p)), "before "+f.Name))
 				}
+				r.snapshotContainers(ctx)
 				res[st.Fault] = r.inject(ctx, faults[st.Fault], f)
 				sched.Injected(st.Fault, time.Since(start))
 				if f.Action == ActionRestart {
@@ -414,6 +436,77 @@ func (r *run) runSchedule(ctx context.Context, start time.Time) []FaultResult {
 			r.undo(ctx, faults[st.Fault], f, res[st.Fault])
 		}
 	}
+}
+
+// realNodeContainers lists the running containers of pods on real nodes.
+func (r *run) realNodeContainers(ctx context.Context) ([]RunningContainer, error) {
+	real := map[string]bool{}
+	for _, a := range r.p.Actors() {
+		if a.Role == provider.RoleNode {
+			real[a.Name] = true
+		}
+	}
+	pods, err := r.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
+	}
+	var out []RunningContainer
+	for _, p := range pods.Items {
+		if !real[p.Spec.NodeName] || p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Running == nil || c.ContainerID == "" {
+				continue
+			}
+			out = append(out, RunningContainer{PodUID: string(p.UID), Pod: p.Namespace + "/" + p.Name, Node: p.Spec.NodeName,
+				Container: c.Name, ID: c.ContainerID, Restarts: c.RestartCount})
+		}
+	}
+	return out, nil
+}
+
+// snapshotContainers records, before a fault, every real-node container
+// not seen yet.
+func (r *run) snapshotContainers(ctx context.Context) {
+	if r.sc.Cluster.RealNodes == 0 {
+		return
+	}
+	cs, err := r.realNodeContainers(ctx)
+	if err != nil {
+		r.snapErr = err
+		return
+	}
+	if r.containers == nil {
+		r.containers = map[string]RunningContainer{}
+	}
+	for _, c := range cs {
+		if _, seen := r.containers[c.key()]; !seen {
+			r.containers[c.key()] = c
+		}
+	}
+}
+
+// checkRunningPods is running-pods-unaffected at the end: the nodes a
+// node fault took down are skipped (their pods die with them).
+func (r *run) checkRunningPods(ctx context.Context, results []FaultResult) Invariant {
+	lost := map[string]bool{}
+	for _, f := range results {
+		if f.Target == TargetNode {
+			for _, n := range f.Nodes {
+				lost[n] = true
+			}
+		}
+	}
+	after, err := r.realNodeContainers(ctx)
+	if err != nil {
+		return Invariant{Name: InvRunningPods, Summary: "could not list the pods at the end", Detail: []string{err.Error()}}
+	}
+	inv := CheckRunningPods(r.containers, after, lost)
+	if r.snapErr != nil {
+		inv.Detail = append(inv.Detail, "a snapshot before a fault failed: "+r.snapErr.Error())
+	}
+	return inv
 }
 
 func withName(inv Invariant, when string) Invariant {
@@ -433,7 +526,22 @@ func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
 	fr.Actors, fr.Nodes = rs.actors, rs.nodes
 	r.logf("%s: %s %s (%s)", f.Name, f.Action, strings.Join(rs.actors, ","), f.Target)
 	var errs []error
-	if rs.process != "" {
+	if rs.hollow != "" {
+		switch f.Action {
+		case ActionKill, ActionStop, ActionRestart:
+			if err := r.hollowKubelet(ctx, rs, false); err != nil {
+				errs = append(errs, err)
+			} else if f.Action == ActionRestart {
+				fr.UndoneAt = time.Now()
+				if err := r.hollowKubelet(ctx, rs, true); err != nil {
+					errs = append(errs, err)
+				}
+				fr.ReadyAt = time.Now()
+			}
+		default:
+			errs = append(errs, fmt.Errorf("%s of one hollow kubelet: its control stops and starts it (kill, stop, restart)", f.Action))
+		}
+	} else if rs.process != "" {
 		// A process inside an actor (a node's containerd or kubelet): its
 		// supervisor brings it back.
 		if err := r.p.Signal(ctx, rs.actors[0], rs.process, killSignal(f.Action)); err != nil {
@@ -511,6 +619,28 @@ func (r *run) setLink(ctx context.Context, f Fault, actor string, on bool) error
 	return nil
 }
 
+// hollowKubelet stops or starts the one hollow kubelet rs names, through
+// the hollow-nodes actor's control on its ops endpoint.
+func (r *run) hollowKubelet(ctx context.Context, rs resolved, start bool) error {
+	var ep string
+	for _, a := range r.p.Actors() {
+		if a.Name == rs.actors[0] {
+			ep = a.Endpoint
+		}
+	}
+	c := hollowctl.Client{HC: linkControl, Base: ep}
+	var err error
+	if start {
+		_, err = c.Start(ctx, rs.hollow)
+	} else {
+		_, err = c.Stop(ctx, rs.hollow)
+	}
+	if err != nil {
+		return fmt.Errorf("kubelet of %s in %s: %w", rs.hollow, rs.actors[0], err)
+	}
+	return nil
+}
+
 var linkControl = &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}
 
 func killSignal(a Action) syscall.Signal {
@@ -529,6 +659,15 @@ func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
 		return
 	}
 	fr.UndoneAt = time.Now()
+	if rs.hollow != "" {
+		if f.Action != ActionRestart {
+			if err := r.hollowKubelet(ctx, rs, true); err != nil {
+				fr.Error = strings.TrimPrefix(fr.Error+"; undo: "+err.Error(), "; ")
+			}
+		}
+		fr.ReadyAt = time.Now()
+		return
+	}
 	if rs.process != "" {
 		if f.Action == ActionPause {
 			if err := r.p.Signal(ctx, rs.actors[0], rs.process, syscall.SIGCONT); err != nil {

@@ -129,6 +129,11 @@ type Scenario struct {
 	// Cluster is the Topology the scenario runs on, on any provider. A
 	// scenario whose faults need real nodes cannot run without them.
 	Cluster provider.Topology `json:"cluster"`
+	// OptionalRealNodes are real nodes the run adds to Cluster where the
+	// provider can run them (a note in the report says when it cannot):
+	// the smoke suite's, so that running-pods-unaffected is checked
+	// wherever the machine allows.
+	OptionalRealNodes int `json:"optionalRealNodes,omitempty"`
 	// Load is the background loadgen job; it starts with the scenario and
 	// should outlast the faults (Count/QPS).
 	Load  loadgen.Job `json:"load"`
@@ -343,6 +348,9 @@ func (s *Scenario) Validate() error {
 	c := s.Cluster
 	if c.APIServers < 1 {
 		bad("cluster.apiservers: %d, want at least 1", c.APIServers)
+	}
+	if s.OptionalRealNodes < 0 {
+		bad("optionalRealNodes: %d is negative", s.OptionalRealNodes)
 	}
 	if err := c.Validate(); err != nil {
 		bad("cluster.%v", err)

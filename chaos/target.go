@@ -29,6 +29,10 @@ type resolved struct {
 	// (Provider.Signal) instead of the actor itself; the actor's own
 	// supervisor brings it back.
 	process string
+	// hollow, when set, is one node's kubelet inside the hollow-nodes
+	// actor (actors[0]), stopped and started through its control
+	// (hollowctl), the other kubelets running on.
+	hollow string
 }
 
 // resolver finds a target's actors now: etcd's member status, the Leases,
@@ -123,7 +127,12 @@ func (r *resolver) resolve(ctx context.Context, t Target) (resolved, error) {
 			if err != nil {
 				return resolved{}, err
 			}
-			return resolved{actors: []string{hn[0].Name}, nodes: nodes}, nil
+			if len(nodes) == 0 {
+				return resolved{}, fmt.Errorf("%s: %w: no hollow node runs a pod yet", t, ErrNoTarget)
+			}
+			// One kubelet among the hollow nodes: the one with most pods.
+			node := nodes[0]
+			return resolved{actors: []string{hn[0].Name}, nodes: []string{node}, hollow: node}, nil
 		}
 		res, err := r.realNode(ctx, t)
 		res.process = "kubelet"

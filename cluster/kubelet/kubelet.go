@@ -73,6 +73,11 @@ type Config struct {
 	ClusterDNS     []string // nameservers for dnsPolicy ClusterFirst
 	ClusterDomain  string   // default cluster.local
 	RuntimeHandler string   // RunPodSandbox's runtime handler; empty: the default
+
+	// FailpointRestartContainersAfter, testing only: this long after the
+	// first container runs, every running container is stopped once, so the kubelet
+	// restarts it (failpoint.go).
+	FailpointRestartContainersAfter time.Duration
 }
 
 // Defaults fills zero timings and paths.
@@ -225,6 +230,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 	k.synced.Store(true)
 	wg.Go(func() { k.runRelist(ctx) })
+	if d := k.cfg.FailpointRestartContainersAfter; d > 0 {
+		wg.Go(func() { k.failpointRestartContainers(ctx, d) })
+	}
 	<-ctx.Done()
 	k.status.shutdown()
 	wg.Wait()

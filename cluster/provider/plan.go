@@ -27,6 +27,14 @@ type Spec struct {
 	TraceDir string
 	// Detach makes the cluster outlive the process that ran Up.
 	Detach bool
+	// Supervise restarts actors that die (DefaultRestart: Restart=always
+	// with a doubling backoff) for as long as the cluster lives: with
+	// Detach, the process provider leaves a `kstep supervise` process
+	// behind (Down stops it first) and the docker provider gives every
+	// container the "always" restart policy (dockerd's own backoff); in
+	// the foreground, `kstep up` supervises in its own process. Off under
+	// chaos unless a scenario asks for it: there the engine decides.
+	Supervise bool
 	// Tokens are extra lines of the apiservers' token file (upstream's CSV:
 	// token,user,uid,"group1,group2"): users beyond the built-in identities.
 	Tokens []string

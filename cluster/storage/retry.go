@@ -91,7 +91,11 @@ func (s *Store) do(ctx context.Context, opName, key string, op func(ctx context.
 		if left := time.Until(deadline); left < attempt {
 			attempt = left
 		}
-		actx, cancel := context.WithTimeout(ctx, attempt)
+		// A member without a leader (one cut off from its peers, or all of
+		// them mid-election) refuses at once instead of holding the
+		// request until etcd's own timeout: the next attempt goes to a
+		// member that has one.
+		actx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), attempt)
 		err := op(actx, retried)
 		cancel()
 		switch {
@@ -154,7 +158,7 @@ func (s *Store) createdBy(ctx context.Context, key string, kv *mvccpb.KeyValue, 
 // if that change was this write: a put of exactly value, or (value nil) a
 // delete.
 func (s *Store) changedBy(ctx context.Context, key string, modRev int64, value []byte) (int64, error) {
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for resp := range s.cli.Watch(wctx, key, clientv3.WithRev(modRev+1)) {
 		if resp.CompactRevision != 0 {

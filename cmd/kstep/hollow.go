@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+
+	"github.com/kstep-dev/kstep/cluster/kubelet/hollowctl"
+
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -83,8 +87,8 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 			defer stopEvents()
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("actor", "hollow-nodes")
 
-			kubelets := make([]*kubelet.Kubelet, count)
-			for i := range kubelets {
+			set := &hollowSet{byNode: map[string]*hollowKubelet{}}
+			for i := range count {
 				name := fmt.Sprintf("%s%d", prefix, first+i)
 				client, err := clientFor(name)
 				if err != nil {
@@ -98,37 +102,19 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 				if err != nil {
 					return err
 				}
-				if kubelets[i], err = kubelet.NewHollow(cfg, sim); err != nil {
-					return err
-				}
-			}
-			registered := func() int {
-				n := 0
-				for _, k := range kubelets {
-					if k.Registered() {
-						n++
-					}
-				}
-				return n
+				hk := &hollowKubelet{node: name, cfg: cfg, sim: sim}
+				set.order = append(set.order, hk)
+				set.byNode[name] = hk
 			}
 			if err := serveOps(ctx, metricsAddr, func() error {
-				if n := registered(); n < count {
+				if n := set.registered(); n < count {
 					return fmt.Errorf("%d of %d nodes registered", n, count)
 				}
 				return nil
-			}); err != nil {
+			}, opsHandler{hollowctl.Path, hollowctl.Handler(set)}); err != nil {
 				return err
 			}
-			var wg sync.WaitGroup
-			errs := make([]error, count)
-			for i, k := range kubelets {
-				wg.Go(func() { errs[i] = k.Run(ctx) })
-			}
-			wg.Wait()
-			if ctx.Err() == nil {
-				return errors.Join(errs...)
-			}
-			return nil
+			return set.run(ctx)
 		},
 	}
 	f := cmd.Flags()
@@ -171,4 +157,145 @@ func readNodeTokens(path string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// hollowSet runs the actor's kubelets, each with a lifetime of its own: the
+// chaos engine stops and starts one node's kubelet (hollowctl) while the
+// others run on.
+type hollowSet struct {
+	ctx    context.Context
+	mu     sync.Mutex
+	order  []*hollowKubelet
+	byNode map[string]*hollowKubelet
+	// failed gets a kubelet's error when it ends by itself.
+	failed chan error
+}
+
+// hollowKubelet is one node: its runtime outlives its kubelets, as a
+// node's containers outlive a kubelet process.
+type hollowKubelet struct {
+	node   string
+	cfg    kubelet.Config
+	sim    *simruntime.Runtime
+	k      *kubelet.Kubelet
+	cancel context.CancelFunc
+	done   chan struct{}
+	starts int
+}
+
+// run starts every kubelet and returns when ctx ends (nil) or a kubelet
+// fails by itself (its error).
+func (s *hollowSet) run(ctx context.Context) error {
+	s.mu.Lock()
+	s.ctx, s.failed = ctx, make(chan error, len(s.order))
+	for _, hk := range s.order {
+		if err := s.startLocked(hk); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+	}
+	s.mu.Unlock()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-s.failed:
+	}
+	s.mu.Lock()
+	running := make([]*hollowKubelet, 0, len(s.order))
+	for _, hk := range s.order {
+		if hk.cancel != nil {
+			hk.cancel()
+			running = append(running, hk)
+		}
+	}
+	s.mu.Unlock()
+	for _, hk := range running {
+		<-hk.done
+	}
+	return err
+}
+
+func (s *hollowSet) startLocked(hk *hollowKubelet) error {
+	if hk.cancel != nil {
+		return nil
+	}
+	k, err := kubelet.NewHollow(hk.cfg, hk.sim)
+	if err != nil {
+		return err
+	}
+	kctx, cancel := context.WithCancel(s.ctx)
+	hk.k, hk.cancel, hk.done = k, cancel, make(chan struct{})
+	hk.starts++
+	go func() {
+		defer close(hk.done)
+		err := k.Run(kctx)
+		if kctx.Err() == nil {
+			// Ended by itself, not stopped: the actor fails, as before.
+			s.failed <- fmt.Errorf("hollow node %s: %w", hk.node, err)
+		}
+	}()
+	return nil
+}
+
+func (s *hollowSet) registered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, hk := range s.order {
+		if hk.k != nil && hk.k.Registered() {
+			n++
+		}
+	}
+	return n
+}
+
+// Kubelets, Stop and Start are the hollowctl.Controller.
+func (s *hollowSet) Kubelets() []hollowctl.Kubelet {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]hollowctl.Kubelet, 0, len(s.order))
+	for _, hk := range s.order {
+		out = append(out, hollowctl.Kubelet{Node: hk.node, Running: hk.cancel != nil, Starts: hk.starts})
+	}
+	return out
+}
+
+func (s *hollowSet) Stop(ctx context.Context, node string) error {
+	s.mu.Lock()
+	hk, ok := s.byNode[node]
+	if !ok {
+		s.mu.Unlock()
+		return fmt.Errorf("%s: %w", node, hollowctl.ErrUnknownNode)
+	}
+	cancel, done := hk.cancel, hk.done
+	hk.cancel = nil
+	s.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop %s: %w", node, ctx.Err())
+	}
+}
+
+func (s *hollowSet) Start(_ context.Context, node string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hk, ok := s.byNode[node]
+	if !ok {
+		return fmt.Errorf("%s: %w", node, hollowctl.ErrUnknownNode)
+	}
+	if s.ctx == nil || s.ctx.Err() != nil {
+		return errors.New("the hollow-nodes actor is not running")
+	}
+	if hk.cancel == nil && hk.done != nil {
+		// A stop in flight: the old kubelet must be gone before a new one
+		// registers.
+		<-hk.done
+	}
+	return s.startLocked(hk)
 }

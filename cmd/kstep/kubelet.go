@@ -38,6 +38,8 @@ type nodeFlags struct {
 	backoffMax     time.Duration
 	latencyProfile string
 	events         bool
+	// failpointRestart: testing only (Config.FailpointRestartContainersAfter).
+	failpointRestart time.Duration
 }
 
 func (n *nodeFlags) add(f *pflag.FlagSet, eventsDefault bool) {
@@ -54,6 +56,8 @@ func (n *nodeFlags) add(f *pflag.FlagSet, eventsDefault bool) {
 	f.DurationVar(&n.backoffMax, "crashloop-backoff-max", 5*time.Minute, "longest crash-loop and image-pull backoff")
 	f.StringVar(&n.latencyProfile, "latency-profile", "zero", "hollow runtime behaviour: zero, realistic, flaky, or a YAML file (see cluster/kubelet/simruntime)")
 	f.BoolVar(&n.events, "events", eventsDefault, "write core/v1 Events (Pulling, Started, BackOff, ...)")
+	f.DurationVar(&n.failpointRestart, "failpoint-restart-containers-after", 0, "testing only: this long after the first container runs, stop every running container once (the kubelet restarts them: the chaos gate's running-pods-unaffected must catch it)")
+	_ = f.MarkHidden("failpoint-restart-containers-after")
 }
 
 // config fills the node part of a kubelet config.
@@ -84,6 +88,7 @@ func (n *nodeFlags) config(cfg *kubelet.Config, hollow bool) error {
 	cfg.LeaseRenewInterval, cfg.LeaseDuration, cfg.StatusUpdateFrequency = n.leaseRenew, n.leaseDuration, n.statusFreq
 	cfg.RelistPeriod, cfg.BackoffInitial, cfg.BackoffMax = n.relist, n.backoffInitial, n.backoffMax
 	cfg.Version = "v1.37.2-kstep-" + version
+	cfg.FailpointRestartContainersAfter = n.failpointRestart
 	return nil
 }
 

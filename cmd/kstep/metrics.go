@@ -17,7 +17,14 @@ import (
 // /healthz (the provider's readiness probe: 200, or 503 while healthy,
 // when given, returns an error), /metrics (the default Prometheus registry)
 // and /debug/pprof/. An empty addr serves nothing.
-func serveOps(ctx context.Context, addr string, healthy func() error) error {
+// opsHandler is one more handler of an actor's ops port, at path and
+// below.
+type opsHandler struct {
+	path string
+	h    http.Handler
+}
+
+func serveOps(ctx context.Context, addr string, healthy func() error, extra ...opsHandler) error {
 	if addr == "" {
 		return nil
 	}
@@ -36,6 +43,10 @@ func serveOps(ctx context.Context, addr string, healthy func() error) error {
 		_, _ = w.Write([]byte("ok"))
 	})
 	mux.Handle("/metrics", promhttp.Handler())
+	for _, h := range extra {
+		mux.Handle(h.path, h.h)
+		mux.Handle(h.path+"/", h.h)
+	}
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)

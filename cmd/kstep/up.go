@@ -67,13 +67,27 @@ down" stops it.`,
 			if err := p.Up(ctx); err != nil {
 				return fmt.Errorf("up: %w", err)
 			}
+			if cfg.Detach && cfg.Supervise {
+				fmt.Fprintf(stderr, "kstep: actors that die are restarted (%s)\n", supervisorNote(p.Name()))
+			}
 			printCluster(cmd.OutOrStdout(), p)
 			if cfg.Detach {
 				return nil
 			}
 
 			fmt.Fprintf(stderr, "kstep: cluster ready; ^C or `kstep down --state-dir %s` stops it\n", p.StateDir())
+			supervised := make(chan struct{})
+			if cfg.Supervise {
+				// In the foreground, this process is the supervisor.
+				go func() {
+					defer close(supervised)
+					_ = provider.Supervise(ctx, p, provider.DefaultRestart, stderr)
+				}()
+			} else {
+				close(supervised)
+			}
 			<-ctx.Done()
+			<-supervised // no restart races the shutdown
 			fmt.Fprintln(stderr, "kstep: stopping the cluster")
 			// Apiservers, then etcd, each SIGTERM then SIGKILL after the grace.
 			dctx, cancel := context.WithTimeout(context.Background(), 2*(cfg.StopGrace+15*time.Second))
@@ -104,6 +118,7 @@ down" stops it.`,
 	f.StringSliceVar(&cfg.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable)")
 	f.StringSliceVar(&cfg.APIServerArgs, "apiserver-arg", nil, "extra flag for every apiserver (repeatable)")
 	f.BoolVarP(&cfg.Detach, "detach", "d", false, "return once the cluster is ready and leave it running")
+	f.BoolVar(&cfg.Supervise, "supervise", true, "restart actors that die, Restart=always with a backoff doubling from 100 ms to 10 s, for as long as the cluster lives (with -d: a `kstep supervise` process on the process provider, the containers' restart policy on docker)")
 	f.StringVar(&cfg.Binary, "kstep-binary", "", "kstep binary the actors run (default: this executable)")
 	f.DurationVar(&cfg.ReadyTimeout, "ready-timeout", cfg.ReadyTimeout, "how long to wait for each actor to become ready")
 	f.DurationVar(&cfg.StopGrace, "stop-grace", cfg.StopGrace, "how long to wait after SIGTERM before SIGKILL when stopping")
@@ -132,4 +147,12 @@ func printCluster(w io.Writer, p provider.Provider) {
 	if k := p.Kubeconfig(); k != "" {
 		fmt.Fprintf(w, "KUBECONFIG=%s\n", k)
 	}
+}
+
+// supervisorNote says who restarts a detached cluster's actors.
+func supervisorNote(providerName string) string {
+	if providerName == provider.Docker {
+		return "dockerd: every container's restart policy is \"always\""
+	}
+	return "kstep supervise, stopped by kstep down"
 }

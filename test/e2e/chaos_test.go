@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kstep-dev/kstep/chaos"
+	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
 // runChaos runs `kstep chaos` like a user and returns its exit code, its
@@ -78,10 +79,18 @@ func TestChaosSmoke(t *testing.T) {
 			if len(want) > 0 {
 				t.Errorf("faults not run: %v", want)
 			}
+			running := false
 			for _, inv := range rep.Invariants {
 				if !inv.OK() {
 					t.Errorf("invariant %s: %s %v", inv.Name, inv.Summary, inv.Detail)
 				}
+				if inv.Name == chaos.InvRunningPods {
+					running = true
+					t.Logf("%s: %s", inv.Name, inv.Summary)
+				}
+			}
+			if real := rep.Cluster.RealNodes > 0; real != running {
+				t.Errorf("real nodes %d, running-pods-unaffected checked %v: it runs exactly where there are real nodes", rep.Cluster.RealNodes, running)
 			}
 		})
 	}
@@ -109,5 +118,44 @@ func TestChaosGateFails(t *testing.T) {
 				t.Error("rs-over-replicas saw no excess")
 			}
 		}
+	}
+}
+
+// TestChaosRunningPodsFails proves running-pods-unaffected can fail: a
+// kubelet failpoint stops every running container once (the kubelet
+// restarts them), and kstep chaos exits 1 naming that invariant.
+func TestChaosRunningPodsFails(t *testing.T) {
+	needRealNodes(t, "process")
+	code, out, rep := runChaos(t, 8*time.Minute, "--scenario", filepath.Join("testdata", "chaos-restarted-containers.yaml"),
+		"--gate", filepath.Join("testdata", "chaos-invariants-gate.yaml"), "--provider", "process")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (gate failed)\n%s", code, out)
+	}
+	if !strings.Contains(out, "invariant "+chaos.InvRunningPods+" = ") {
+		t.Errorf("the output does not name %s:\n%s", chaos.InvRunningPods, out)
+	}
+	found := false
+	for _, inv := range rep.Invariants {
+		if inv.Name == chaos.InvRunningPods {
+			found = true
+			t.Logf("%s: %s %v", inv.Name, inv.Summary, inv.Detail)
+			if !inv.Checked || inv.Count == 0 {
+				t.Errorf("%s: checked %v, %d violations; the failpoint restarted every container", inv.Name, inv.Checked, inv.Count)
+			}
+		}
+	}
+	if !found {
+		t.Error("no running-pods-unaffected in the report of a scenario with a real node")
+	}
+}
+
+// needRealNodes skips unless provider prov can run real nodes here.
+func needRealNodes(t *testing.T, prov string) {
+	t.Helper()
+	bin := binary(t)
+	spec := provider.Spec{Topology: provider.DefaultTopology(), Binary: bin}
+	spec.RealNodes = 1
+	if err := provider.CanRunRealNodes(prov, spec); err != nil {
+		t.Skipf("real nodes on %s: %v", prov, err)
 	}
 }

@@ -752,6 +752,10 @@ func (p *Provider) create(ctx context.Context, st *clusterState, a actorState) e
 	port := network.MustParsePort(strconv.Itoa(a.Port) + "/tcp")
 	base := func(hc *container.HostConfig) {
 		hc.Init = new(true)
+		if p.cfg.Supervise && st.Detached {
+			// dockerd is the supervisor that outlives `kstep up -d`.
+			hc.RestartPolicy = container.RestartPolicy{Name: container.RestartPolicyAlways}
+		}
 		hc.Mounts = mounts
 		hc.PortBindings = network.PortMap{port: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(a.HostPort)}}}
 	}

@@ -42,8 +42,11 @@ type Provider struct {
 	lifecycle sync.Mutex
 
 	mu sync.Mutex
-	// st is the recorded cluster, nil when there is none.
-	st *clusterState
+	// st is the recorded cluster, nil when there is none; stFile the
+	// cluster.json it was read from (another process that restarts an
+	// actor, kstep supervise, writes a new one).
+	st     *clusterState
+	stFile os.FileInfo
 	// children are the processes this Provider started, by actor name; only
 	// they can be waited for, and their exit is known without polling.
 	children map[string]*child
@@ -176,7 +179,36 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 	if err := provider.WriteKubeconfigs(p.cfg.StateDir, comps, secure, func(name string) string { return urls[name] }); err != nil {
 		return err
 	}
-	return provider.Boot(ctx, comps, p.startAll, p.writeKubeconfig)
+	if err := provider.Boot(ctx, comps, p.startAll, p.writeKubeconfig); err != nil {
+		return err
+	}
+	if p.cfg.Supervise && p.cfg.Detach {
+		return p.startSupervisor()
+	}
+	return nil
+}
+
+// startSupervisor leaves `kstep supervise` behind a detached cluster, in
+// a session of its own, and records it.
+func (p *Provider) startSupervisor() error {
+	args := []string{"supervise", "--state-dir", p.cfg.StateDir}
+	log, err := os.OpenFile(provider.LogPath(p.cfg.StateDir, "supervisor"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("supervisor log: %w", err)
+	}
+	defer log.Close()
+	cmd := exec.Command(p.binary, args...)
+	cmd.Dir = p.cfg.StateDir
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = sysProcAttr(true)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start the supervisor: %w", err)
+	}
+	go func() { _ = cmd.Wait() }()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.st.Supervisor = &procRef{PID: cmd.Process.Pid, Args: args}
+	return saveState(p.cfg.StateDir, p.st)
 }
 
 // writeKubeconfig writes the admin kubeconfig (a context per apiserver).
@@ -464,20 +496,30 @@ func (p *Provider) markStopped(name string, pid int) error {
 	return saveState(p.cfg.StateDir, p.st)
 }
 
-// loadedLocked makes sure p.st reflects the state directory when this
-// Provider has no cluster in memory. Caller holds p.mu.
+// loadedLocked makes sure p.st reflects the state directory: loaded when
+// this Provider has no cluster in memory, read again when another process
+// (kstep supervise restarting an actor) has written cluster.json since.
+// Every change this Provider makes to p.st is saved under the same lock,
+// so a newer file never loses one. Caller holds p.mu.
 func (p *Provider) loadedLocked() error {
-	if p.st != nil {
+	fi, ferr := os.Stat(statePath(p.cfg.StateDir))
+	if p.st != nil && (ferr != nil || (p.stFile != nil && os.SameFile(fi, p.stFile))) {
 		return nil
 	}
 	st, err := loadState(p.cfg.StateDir)
 	if err != nil {
+		if p.st != nil {
+			return nil
+		}
 		return err
 	}
 	if st == nil {
+		if p.st != nil {
+			return nil
+		}
 		return fmt.Errorf("%w recorded in %s", provider.ErrNoCluster, p.cfg.StateDir)
 	}
-	p.st = st
+	p.st, p.stFile = st, fi
 	return nil
 }
 
@@ -592,11 +634,22 @@ func (p *Provider) Down(ctx context.Context) error {
 		p.mu.Unlock()
 		return nil
 	}
-	owner := p.st.Owner
+	owner, sup := p.st.Owner, p.st.Supervisor
 	foreign := !p.st.Detached && owner.PID != os.Getpid() && processAlive(owner)
 	p.mu.Unlock()
 
 	var errs []error
+	if sup != nil && processAlive(*sup) {
+		// The supervisor goes first, or it would start what Down stops.
+		if err := signalProcess(sup.PID, syscall.SIGTERM); err != nil {
+			errs = append(errs, fmt.Errorf("down: stop the supervisor: %w", err))
+		}
+		gctx, cancel := context.WithTimeout(ctx, p.cfg.StopGrace)
+		if err := waitGone(gctx, *sup); err != nil {
+			_ = signalProcess(sup.PID, syscall.SIGKILL)
+		}
+		cancel()
+	}
 	if foreign {
 		// The owner stops its actors in order and removes cluster.json.
 		if err := signalProcess(owner.PID, syscall.SIGTERM); err != nil {

@@ -27,6 +27,9 @@ type clusterState struct {
 	// with it, so Down from elsewhere asks it to stop first.
 	Owner     procRef   `json:"owner"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Supervisor is the `kstep supervise` process a detached, supervised
+	// cluster leaves behind; Down stops it before the actors.
+	Supervisor *procRef `json:"supervisor,omitempty"`
 	// Kubeconfig is "" until every apiserver is ready, or without apiservers.
 	Kubeconfig string       `json:"kubeconfig,omitempty"`
 	Actors     []actorState `json:"actors"`
