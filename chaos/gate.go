@@ -84,7 +84,7 @@ func (g *Gate) Validate() error {
 	if g.APIVersion != APIVersion || g.Kind != GateKind {
 		errs = append(errs, fmt.Errorf("apiVersion/kind: %s/%s, want %s/%s", g.APIVersion, g.Kind, APIVersion, GateKind))
 	}
-	known := map[string]bool{InvLostWrites: true, InvRSOver: true, InvBoundTwice: true, InvWatchGaps: true, InvHashKV: true, InvConvergence: true, InvRunningPods: true}
+	known := map[string]bool{InvLostWrites: true, InvRSOver: true, InvBoundTwice: true, InvWatchGaps: true, InvHashKV: true, InvConvergence: true, InvRunningPods: true, InvLoadObjects: true}
 	for name, n := range g.Invariants {
 		if !known[name] {
 			errs = append(errs, fmt.Errorf("invariants: %q unknown", name))

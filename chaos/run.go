@@ -209,6 +209,9 @@ type run struct {
 	// a fault (running-pods-unaffected); snapErr why a snapshot failed.
 	containers map[string]RunningContainer
 	snapErr    error
+	// load runs the load job as `kstep load` processes when a fault
+	// targets the client; nil when it runs in the engine.
+	load *loadProcess
 }
 
 // drive runs the load, the faults and the checks on a cluster that is up.
@@ -263,6 +266,13 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 		wg.Go(func() { r.rec.podWatcher(octx, wcs, fmt.Sprintf("pods-%d", i), i == 0, &watchers[i], ready) })
 		<-ready
 	}
+	if sc.Supervise {
+		wg.Go(func() {
+			if err := provider.Supervise(octx, p, provider.DefaultRestart, logWriter(logf)); err != nil && octx.Err() == nil {
+				logf("supervisor: %v", err)
+			}
+		})
+	}
 	wg.Go(func() { r.rec.watchEtcdLeader(octx, etcd, p) })
 	wg.Go(func() { r.rec.watchLeases(octx, cs) })
 	wg.Go(func() { r.rec.watchNodes(octx, cs) })
@@ -296,9 +306,27 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	var loadErr error
 	loadDone := make(chan struct{})
 	job := sc.Load
+	for _, f := range sc.Faults {
+		if f.Target == TargetClient && r.load == nil {
+			bin := opts.Binary
+			if bin == "" {
+				if bin, err = os.Executable(); err != nil {
+					stopLoad()
+					stopObservers()
+					return fail("kstep binary: %v", err)
+				}
+			}
+			r.load = newLoadProcess(bin, p.Kubeconfig(), filepath.Dir(traces), job, logf)
+		}
+	}
 	go func() {
 		defer close(loadDone)
-		loadRes, loadErr = loadgen.Run(lctx, &job, loadgen.Options{Client: lcs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl")})
+		trace := filepath.Join(traces, loadgen.Actor+".jsonl")
+		if r.load != nil {
+			loadRes, loadErr = r.load.run(lctx, trace)
+			return
+		}
+		loadRes, loadErr = loadgen.Run(lctx, &job, loadgen.Options{Client: lcs, TraceFile: trace})
 	}()
 	pcs, err := apis.client(0)
 	if err != nil {
@@ -393,6 +421,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	}
 	hashes := CheckHashes(memberHashes(ctx, etcd, p))
 	rep.Invariants = []Invariant{lost, CheckRSOverReplicas(h.Pods, h.RS), CheckBoundOnce(h.Pods), gaps, hashes, converged}
+	rep.Invariants = append(rep.Invariants, CheckLoadObjects(job, final))
 	if sc.Cluster.RealNodes > 0 {
 		rep.Invariants = append(rep.Invariants, r.checkRunningPods(ctx, results))
 	}
@@ -526,7 +555,11 @@ func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
 	fr.Actors, fr.Nodes = rs.actors, rs.nodes
 	r.logf("%s: %s %s (%s)", f.Name, f.Action, strings.Join(rs.actors, ","), f.Target)
 	var errs []error
-	if rs.hollow != "" {
+	if f.Target == TargetClient {
+		if err := r.load.kill(killSignal(f.Action)); err != nil {
+			errs = append(errs, err)
+		}
+	} else if rs.hollow != "" {
 		switch f.Action {
 		case ActionKill, ActionStop, ActionRestart:
 			if err := r.hollowKubelet(ctx, rs, false); err != nil {
@@ -583,6 +616,14 @@ func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
 		r.logf("%s: %v", f.Name, err)
 	}
 	return rs
+}
+
+// logWriter turns logf into an io.Writer of lines.
+type logWriter func(string, ...any)
+
+func (l logWriter) Write(b []byte) (int, error) {
+	l("%s", strings.TrimRight(string(b), "\n"))
+	return len(b), nil
 }
 
 // linkGrace is how long a link rule outlives its fault's duration in the
@@ -659,6 +700,11 @@ func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
 		return
 	}
 	fr.UndoneAt = time.Now()
+	if f.Target == TargetClient {
+		r.load.start()
+		fr.ReadyAt = time.Now()
+		return
+	}
 	if rs.hollow != "" {
 		if f.Action != ActionRestart {
 			if err := r.hollowKubelet(ctx, rs, true); err != nil {
@@ -681,7 +727,9 @@ func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
 		var err error
 		switch f.Action {
 		case ActionKill, ActionStop:
-			err = r.p.Start(ctx, a)
+			if err = r.p.Start(ctx, a); errors.Is(err, provider.ErrActorRunning) && r.sc.Supervise {
+				err = nil // the supervisor brought it back first
+			}
 		case ActionPause:
 			err = r.p.Unpause(ctx, a)
 		case ActionPartition, ActionIsolate:

@@ -90,7 +90,7 @@ const (
 )
 
 var knownTargets = []Target{TargetEtcdLeader, TargetEtcdFollower, TargetEtcdQuorum, TargetEtcdMembers, TargetAPIServer, TargetAPIServers,
-	TargetControllerManager, TargetScheduler, TargetKubelet, TargetContainerd, TargetNode}
+	TargetControllerManager, TargetScheduler, TargetKubelet, TargetContainerd, TargetNode, TargetClient}
 
 // Detection is the signal that the system noticed a fault.
 type Detection string
@@ -138,6 +138,12 @@ type Scenario struct {
 	// should outlast the faults (Count/QPS).
 	Load  loadgen.Job `json:"load"`
 	Probe Probe       `json:"probe"`
+	// Supervise runs a supervisor (provider.Supervise: Restart=always with
+	// a doubling backoff from 100 ms) beside the faults: a killed actor
+	// comes back by itself, as under systemd, and the engine's own restart
+	// finds it running. Off by default: the engine decides when actors
+	// return.
+	Supervise bool `json:"supervise,omitempty"`
 	// Faults are injected at their offsets from the start of the load.
 	Faults []Fault `json:"faults"`
 	// Convergence bounds the wait, after the last fault, for every
@@ -270,6 +276,10 @@ func defaultExpect(t Target, a Action) (Detection, Recovery) {
 		return DetectNone, RecoverWrite
 	}
 	switch t {
+	case TargetClient:
+		// The cluster does not notice a client's death; the load's
+		// convergence (load-objects) is what it is measured by.
+		return DetectNone, RecoverNone
 	case TargetEtcdLeader, TargetEtcdQuorum:
 		return DetectEtcdLeader, RecoverWrite
 	case TargetEtcdFollower, TargetAPIServer, TargetAPIServers:
@@ -381,6 +391,9 @@ func (s *Scenario) Validate() error {
 		}
 		if err := f.validateLink(); err != nil {
 			bad("%s: %v", where, err)
+		}
+		if f.Target == TargetClient && f.Action != ActionKill && f.Action != ActionStop {
+			bad("%s: the client (kstep load) is killed or stopped, then run again", where)
 		}
 		if f.Target == TargetEtcdMembers && f.Action != ActionLink {
 			bad("%s: %s (every member) is a target for link faults only", where, f.Target)

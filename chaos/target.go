@@ -83,6 +83,8 @@ func (r *resolver) resolve(ctx context.Context, t Target) (resolved, error) {
 			}
 			return resolved{actors: append([]string{leader}, followers[:need-1]...)}, nil
 		}
+	case TargetClient:
+		return resolved{actors: []string{clientActor}}, nil
 	case TargetEtcdMembers:
 		ms := r.byRole(provider.RoleEtcd, true)
 		if len(ms) == 0 {

@@ -2,9 +2,11 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -320,10 +322,27 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 	nsOf := func(i int) string { return job.Namespaces[i%len(job.Namespaces)] }
 	nameOf := func(i int) string { return fmt.Sprintf("%s%d", job.Object.NamePrefix, i) }
 
-	// Phase 1: create.
+	// Phase 1: create. Objects of this job that exist already (an earlier
+	// run's, killed mid-way) are not created again: the run resumes.
+	existing, err := existingObjects(ctx, cs, job)
+	if err != nil {
+		return finish(fmt.Errorf("create phase: list the job's objects: %w", err))
+	}
+	var todo []int
+	for i := range job.Count {
+		if existing[nsOf(i)+"/"+nameOf(i)] {
+			created.Add(1)
+			continue
+		}
+		todo = append(todo, i)
+	}
+	if n := job.Count - len(todo); n > 0 {
+		log.Info("resuming", "existing", n, "to create", len(todo))
+	}
 	res.CreateStart = now()
 	cctx, cancel := context.WithTimeout(ctx, job.Timeouts.Create.Duration)
-	err = paced(cctx, job.Count, func(ctx context.Context, i int) error {
+	err = paced(cctx, len(todo), func(ctx context.Context, k int) error {
+		i := todo[k]
 		ns, name := nsOf(i), nameOf(i)
 		if job.Object.Service {
 			sent := now()
@@ -334,7 +353,7 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 			wl.add(Write{Op: "create", Kind: KindService, Namespace: ns, Name: name, UID: svc.UID, ResourceVersion: svc.ResourceVersion, SentNS: sent.UnixNano(), AckNS: now().UnixNano()})
 		}
 		sent := now()
-		uid, rv, kind, err := create(ctx, cs, job, ns, name)
+		uid, rv, kind, err := createOnce(ctx, cs, job, ns, name)
 		ack := now()
 		if err != nil {
 			return fmt.Errorf("create %s %s/%s: %w", job.Object.Kind, ns, name, err)
@@ -469,6 +488,86 @@ func service(job *Job, ns, name string) *corev1.Service {
 			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
 		},
 	}
+}
+
+// existingObjects are the job's objects already there (namespace/name),
+// by its label.
+func existingObjects(ctx context.Context, cs kubernetes.Interface, job *Job) (map[string]bool, error) {
+	out := map[string]bool{}
+	sel := metav1.ListOptions{LabelSelector: JobLabel + "=" + job.Name}
+	for _, ns := range job.Namespaces {
+		var names []string
+		if job.Object.Kind == KindDeployment {
+			l, err := cs.AppsV1().Deployments(ns).List(ctx, sel)
+			if err != nil {
+				return nil, err
+			}
+			for _, d := range l.Items {
+				names = append(names, d.Name)
+			}
+		} else {
+			l, err := cs.AppsV1().ReplicaSets(ns).List(ctx, sel)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range l.Items {
+				names = append(names, r.Name)
+			}
+		}
+		for _, n := range names {
+			out[ns+"/"+n] = true
+		}
+	}
+	return out, nil
+}
+
+// createOnce creates the job's object ns/name, idempotently: creates are
+// by name, so an object that exists already carrying the job's label is
+// this job's (an earlier attempt whose answer was lost, or an earlier run
+// that was killed) and counts as created; an error that is not an answer
+// (a broken connection, a 5xx, a 429) is tried again until ctx ends. A
+// load killed mid-run and run again converges to the same objects.
+func createOnce(ctx context.Context, cs kubernetes.Interface, job *Job, ns, name string) (types.UID, string, string, error) {
+	backoff := 50 * time.Millisecond
+	for {
+		uid, rv, kind, err := create(ctx, cs, job, ns, name)
+		if apierrors.IsAlreadyExists(err) {
+			var m metav1.Object
+			var gerr error
+			if job.Object.Kind == KindDeployment {
+				m, gerr = cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			} else {
+				m, gerr = cs.AppsV1().ReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
+			}
+			if gerr == nil && m.GetLabels()[JobLabel] == job.Name {
+				return m.GetUID(), m.GetResourceVersion(), job.Object.Kind, nil
+			}
+			if gerr == nil {
+				return "", "", "", fmt.Errorf("%w (not this job's: label %s=%q)", err, JobLabel, m.GetLabels()[JobLabel])
+			}
+			err = gerr
+		}
+		if err == nil || !retriable(err) || ctx.Err() != nil {
+			return uid, rv, kind, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", "", err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// retriable: err is not the apiserver's answer about the object (a
+// connection that broke, a timeout, overload), so trying again is safe.
+func retriable(err error) bool {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return true // no Status: the connection, not the apiserver
+	}
+	code := st.Status().Code
+	return code == http.StatusTooManyRequests || code >= 500
 }
 
 func create(ctx context.Context, cs kubernetes.Interface, job *Job, ns, name string) (types.UID, string, string, error) {

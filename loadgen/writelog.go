@@ -34,6 +34,9 @@ func (l *WriteLog) add(w Write) {
 	l.mu.Unlock()
 }
 
+// WriteLogOf is a log holding writes (a Result's), to write to a file.
+func WriteLogOf(writes []Write) *WriteLog { return &WriteLog{writes: append([]Write(nil), writes...)} }
+
 // Writes returns the log sorted by ack time.
 func (l *WriteLog) Writes() []Write {
 	l.mu.Lock()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -16,9 +17,25 @@ var version = "dev"
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "kstep:", err)
+		var ec interface{ ExitCode() int }
+		if errors.As(err, &ec) {
+			os.Exit(ec.ExitCode())
+		}
 		os.Exit(1)
 	}
 }
+
+// usageError exits 2: bad flags or input, or no cluster to talk to.
+type usageError struct{ error }
+
+func (e usageError) ExitCode() int { return 2 }
+func (e usageError) Unwrap() error { return e.error }
+
+// jobFailed exits 1: the command ran and what it did failed.
+type jobFailed struct{ error }
+
+func (e jobFailed) ExitCode() int { return 1 }
+func (e jobFailed) Unwrap() error { return e.error }
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -37,6 +54,7 @@ are the cluster's actors, which kstep up runs as child processes.`,
 		newUpCmd(),
 		newDownCmd(),
 		newSuperviseCmd(),
+		newLoadCmd(),
 		newEtcdCmd(),
 		newAPIServerCmd(),
 		newControllerManagerCmd(),
