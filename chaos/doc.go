@@ -1,14 +1,19 @@
 // Package chaos is kstep's chaos engine: it brings a cluster up through any
 // provider (process, docker, auto: the registry of cluster/provider), runs a background load (a loadgen job plus its own write probe
-// and watchers), injects the faults of a Scenario at their offsets — kill,
-// stop, pause, restart, partition, isolate — aimed at roles resolved at the moment
-// of injection (the etcd leader, the controller-manager leader from its
-// Lease, the kubelet of a node with pods, ...), and measures each fault's
-// detection and recovery. Afterwards it checks the invariants the seed's
-// failure table promises (no acknowledged write lost, no ReplicaSet over
-// its replicas, no pod bound twice, no watch gap against etcd's history,
-// etcd members' hashes equal, convergence) and evaluates a Gate, whose
-// verdict is kstep chaos's exit code.
+// and watchers; or, when a fault names the client, the load as kstep load
+// processes: load.go), injects the faults of a Scenario at their offsets —
+// kill, stop, pause, restart, partition, isolate, link (delay, loss,
+// blackhole, bandwidth, resets through the link proxies inside the
+// actors) — aimed at roles resolved at the moment of injection (the etcd
+// leader, the controller-manager leader from its Lease, one hollow
+// kubelet through its actor's control, the client, ...), and measures
+// each fault's detection, recovery and the longest wait of any probe
+// request. Afterwards it checks the invariants the seed's failure table
+// promises (no acknowledged write lost, no ReplicaSet over its replicas,
+// no pod bound twice, no watch gap against etcd's history, etcd members'
+// hashes equal, convergence, the load's objects exactly, running pods
+// unaffected on real nodes) and evaluates a Gate, whose verdict is kstep
+// chaos's exit code.
 //
 // Shape: the schedule (schedule.go), the analysis of what the observers
 // recorded (analyze.go) and the invariant checkers (invariants.go) are pure
@@ -22,6 +27,7 @@
 // It must not touch: the actors' packages or a concrete provider (it
 // reaches the cluster only through a cluster/provider.Provider — a process
 // inside an actor through Provider.Signal, never /proc — kubeconfigs,
-// client-go and etcd's client), results/ (it reads its types only), bench/ (it reuses its trace
+// client-go, etcd's client, and the HTTP controls actors serve themselves:
+// cluster/netfault's links, cluster/kubelet/hollowctl's kubelets), results/ (it reads its types only), bench/ (it reuses its trace
 // reader only).
 package chaos

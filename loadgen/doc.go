@@ -11,6 +11,12 @@
 //   - the pod → ReplicaSet map (from ownerReferences), which is how the
 //     harness joins a pod's steps to its ReplicaSet's.
 //
+// Creates are by name and idempotent: an object of the job that exists
+// already counts as created (a rerun lists them first and creates only the
+// missing ones), and an error that is not the apiserver's answer is tried
+// again, so a client killed mid-run and run again (kstep load, the chaos
+// client row) converges to exactly the job's objects.
+//
 // The arrival schedule (Schedule) is a pure core: given qps, burst and an
 // injected clock it yields send times. Goroutines live only in Run.
 //

@@ -1,14 +1,12 @@
 package netfault
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"strings"
+
+	"github.com/kstep-dev/kstep/internal/jsonctl"
 )
 
 // ErrNoLink: the actor hosts no such link (it runs without link proxies).
@@ -77,26 +75,5 @@ func (c Client) edit(ctx context.Context, link, name string, rule *Rule) (State,
 }
 
 func (c Client) call(ctx context.Context, method, path string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.Base, "/")+path, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	hc := c.HC
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return json.Unmarshal(b, out)
-	case http.StatusNotFound:
-		return fmt.Errorf("%s%s: %w", c.Base, path, ErrNoLink)
-	}
-	return fmt.Errorf("%s %s%s: %s: %s", method, c.Base, path, resp.Status, strings.TrimSpace(string(b)))
+	return jsonctl.Call(ctx, c.HC, method, c.Base, path, body, out, ErrNoLink)
 }

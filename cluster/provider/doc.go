@@ -5,10 +5,10 @@
 //
 //   - Topology (topology.go): the cluster's shape — etcd members,
 //     apiservers, controller-managers, schedulers, RealNodes, HollowNodes,
-//     etcd tuning, security on or off, extra flags per actor kind. kstep
-//     up's flags, bench profiles, chaos scenarios and run.json all carry it
-//     under the same keys; the old key "nodes" is refused with the new
-//     names.
+//     etcd tuning, security on or off, link proxies on or off, extra flags
+//     per actor kind. kstep up's flags, bench profiles, chaos scenarios
+//     and run.json all carry it under the same keys; the old keys "nodes"
+//     and "etcdPeerProxies" are refused with the new names.
 //   - Plan (plan.go): Plan(Topology, Addressing) []Component, pure: every
 //     actor with its argv, ports, data directory, identity, kubeconfig and
 //     readiness check. A provider supplies only Addressing (which ports
@@ -18,9 +18,13 @@
 //     stop one.
 //   - What every provider writes the same way: the PKI and token files
 //     (pki.go), the kubeconfigs (kubeconfig.go), the readiness wait
-//     (ready.go), free loopback ports (ports.go), and partitions of etcd
-//     peers through the peer proxies that run inside the members
-//     (partition.go, cluster/etcd's PeerProxy).
+//     (ready.go), free loopback ports (ports.go), partitions of etcd
+//     peers through the link proxies that run inside the members
+//     (partition.go: rules on cluster/etcd's etcd-peer link, over
+//     cluster/netfault's control), and supervision (supervise.go:
+//     Restart=always with a doubling backoff over the Provider interface,
+//     which kstep supervise, the foreground kstep up and the chaos engine
+//     run).
 //   - The Provider contract (provider.go) and the registry (registry.go):
 //     implementations register by name (process, docker) from their init;
 //     New, Resolve (auto: docker when a daemon answers, else process) and
@@ -29,7 +33,7 @@
 //     package and no implementation.
 //
 // It must not import an implementation (provider/process, provider/docker)
-// or the actors' packages beyond cluster/etcd's timing rules and peer
-// proxy control: its contract with the actors is the kstep command line
+// or the actors' packages beyond cluster/etcd's timing rules and link
+// names: its contract with the actors is the kstep command line
 // that Plan writes and their health endpoints.
 package provider

@@ -12,7 +12,7 @@ import (
 )
 
 // SetPeerCut partitions (cut) or heals an etcd member from its peers
-// through the peer proxies inside every member (Topology.LinkProxies):
+// through the etcd-peer links inside every member (Topology.LinkProxies):
 // each running member's proxy gets member added to, or removed from, its
 // cut set, over its control on the member's client URL (Endpoint). Every
 // provider partitions etcd peers with this one mechanism. A member that is

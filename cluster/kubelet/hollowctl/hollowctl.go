@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
+
+	"github.com/kstep-dev/kstep/internal/jsonctl"
 )
 
 // Path is where a hollow-nodes actor serves the control.
@@ -100,25 +100,5 @@ func (c Client) Start(ctx context.Context, node string) (Kubelet, error) {
 }
 
 func (c Client) call(ctx context.Context, method, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.Base, "/")+path, nil)
-	if err != nil {
-		return err
-	}
-	hc := c.HC
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return json.Unmarshal(b, out)
-	case http.StatusNotFound:
-		return fmt.Errorf("%s: %s: %w", c.Base, strings.TrimSpace(string(b)), ErrUnknownNode)
-	}
-	return fmt.Errorf("%s %s%s: %s: %s", method, c.Base, path, resp.Status, strings.TrimSpace(string(b)))
+	return jsonctl.Call(ctx, c.HC, method, c.Base, path, nil, out, ErrUnknownNode)
 }

@@ -6,7 +6,7 @@
 // container (sampling its usage from the Docker API first), Pause freezes
 // it (docker pause), Signal reaches a process inside it (a node's
 // containerd or kubelet, through `kstep signal` exec'd in the container),
-// Partition cuts an etcd member off its peers (the peer proxies inside the
+// Partition cuts an etcd member off its peers (the etcd-peer links inside the
 // members) or disconnects a whole actor from the cluster's network.
 //
 // It owns:

@@ -448,7 +448,7 @@ func (p *Provider) setPaused(ctx context.Context, name string, paused bool) erro
 }
 
 // Partition cuts the actor off. provider.ScopePeers cuts an etcd member
-// off from its peers through the peer proxies inside the members (as on
+// off from its peers through the etcd-peer links inside the members (as on
 // every provider); provider.ScopeAll disconnects the actor's container from
 // the cluster's network: it reaches no peer and no peer reaches it (its
 // published port goes too) until Heal.

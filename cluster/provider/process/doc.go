@@ -27,10 +27,11 @@
 // its contract with them is the command line of the kstep binary. It must not
 // talk to etcd or the apiserver beyond their health endpoints.
 //
-// With Topology.LinkProxies, each etcd member runs a peer proxy of its
-// own (kstep etcd --peer-proxy-listen), and Partition/Heal cut and restore
-// a member's peer traffic through it (provider.SetPeerCut); the proxies
-// live as long as the members, so a detached cluster keeps them. Without
+// With Topology.LinkProxies, each etcd member runs its links (kstep etcd
+// --peer-proxy-listen, --client-proxy-listen) and each apiserver its own
+// (--link-listen), and Partition/Heal cut and restore a member's peer
+// traffic through them (provider.SetPeerCut); the links live as long as
+// the actors, so a detached cluster keeps them. Without
 // them, for other actors, and for a whole actor off the network (every
 // actor shares the loopback), Partition is ErrUnsupported.
 //

@@ -21,7 +21,7 @@ func (p *Provider) Unpause(ctx context.Context, name string) error {
 }
 
 // Partition cuts an etcd member off from its peers (provider.ScopePeers)
-// through the peer proxies inside the members (Topology.LinkProxies):
+// through the etcd-peer links inside the members (Topology.LinkProxies):
 // its clients (the apiservers) still reach it, as with a real network split
 // between etcd hosts. A whole actor off the network (provider.ScopeAll) and
 // other actors' traffic are ErrUnsupported: every actor shares the host's

@@ -103,7 +103,7 @@ func TestPartitionEtcdLeader(t *testing.T) {
 	}
 }
 
-// TestPartitionUnsupported: without peer proxies there is nothing to cut.
+// TestPartitionUnsupported: without link proxies there is nothing to cut.
 func TestPartitionUnsupported(t *testing.T) {
 	bin := kstepBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
