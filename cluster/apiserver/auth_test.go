@@ -1,6 +1,8 @@
 package apiserver_test
 
 import (
+	"github.com/kstep-dev/kstep/cluster/netfault"
+
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -61,6 +63,10 @@ func (e *secureEnv) clientFor(c *rest.Config) *kubernetes.Clientset {
 		e.t.Fatal(err)
 	}
 	return cs
+}
+
+func (e *secureEnv) certClientConfig(user string, groups ...string) *rest.Config {
+	return e.pki.ClientConfig(e.t, e.api.Config, user, groups...)
 }
 
 func (e *secureEnv) certClient(user string, groups ...string) *kubernetes.Clientset {
@@ -290,6 +296,16 @@ func TestRBAC(t *testing.T) {
 	}
 	if code, _ := rawGet(t, e.pki.TokenConfig(e.api.Config, "bob-token"), "/metrics"); code != 403 {
 		t.Errorf("bob GET /metrics: %d, want 403", code)
+	}
+	// The link control (chaos faults on actor → apiserver): the admin only.
+	if code, body := rawGet(t, e.pki.ClientConfig(t, e.api.Config, pki.AdminUser, pki.MastersGroup), netfault.ControlPath); code != 200 {
+		t.Errorf("admin GET %s: %d %s", netfault.ControlPath, code, body)
+	}
+	if code, _ := rawGet(t, e.pki.TokenConfig(e.api.Config, "bob-token"), netfault.ControlPath); code != 403 {
+		t.Errorf("bob GET %s: %d, want 403", netfault.ControlPath, code)
+	}
+	if code, _ := rawGet(t, e.certClientConfig(pki.NodeUser("n1"), pki.NodesGroup), netfault.ControlPath+"/apiserver"); code != 403 {
+		t.Errorf("a node GET %s/apiserver: %d, want 403", netfault.ControlPath, code)
 	}
 
 	// The scheduler binds but cannot create pods.

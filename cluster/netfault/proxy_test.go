@@ -255,3 +255,28 @@ func mustReq(t *testing.T, method, url, body string) *http.Request {
 	}
 	return r
 }
+
+func TestResetOpenAndNewConnections(t *testing.T) {
+	p := link(t, nil)
+	c, r := dial(t, p)
+	if _, err := roundTrip(t, c, r, "warm"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Set([]netfault.Rule{{Name: "rst", Reset: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := roundTrip(t, c, r, "after"); err == nil {
+		t.Fatal("an open connection survived reset 1")
+	}
+	c2, r2 := dial(t, p)
+	if _, err := roundTrip(t, c2, r2, "new"); err == nil {
+		t.Fatal("a new connection survived reset 1")
+	}
+	if err := p.Set(nil); err != nil {
+		t.Fatal(err)
+	}
+	c3, r3 := dial(t, p)
+	if _, err := roundTrip(t, c3, r3, "healed"); err != nil {
+		t.Fatalf("after the rule is lifted: %v", err)
+	}
+}

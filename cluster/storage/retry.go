@@ -35,7 +35,8 @@ import (
 type Retry struct {
 	// Attempt bounds one etcd request. Twice the election timeout is
 	// enough for the followers to have noticed a dead leader and elected a
-	// new one, so the second attempt lands.
+	// new one, so the second attempt lands; attempts after an unanswered
+	// one are bounded by half of it.
 	Attempt time.Duration
 	// Budget bounds all the attempts of one operation; after it the
 	// operation fails with ErrUnavailable.
@@ -88,6 +89,13 @@ func (s *Store) do(ctx context.Context, opName, key string, op func(ctx context.
 	retried := false
 	for {
 		attempt := r.Attempt
+		if retried {
+			// By now the members have had a whole attempt's time to elect
+			// a leader: a member that answers does so at once, and a
+			// second silent one (the cut-off old leader, before it steps
+			// down) costs half as much.
+			attempt = r.Attempt / 2
+		}
 		if left := time.Until(deadline); left < attempt {
 			attempt = left
 		}

@@ -38,6 +38,8 @@ func fakeActor(role string, args []string) int {
 		fs.String("name", "", "")
 		fs.String("etcd-servers", "", "")
 		fs.String("max-request-bytes", "", "")
+		fs.String("etcd-attempt-timeout", "", "")
+		fs.String("link-listen", "", "")
 		cert := fs.String("tls-cert-file", "", "")
 		key := fs.String("tls-private-key-file", "", "")
 		fs.String("client-ca-file", "", "")
