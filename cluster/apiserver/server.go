@@ -248,7 +248,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("listen %s: %w", opts.Listen, err)
 	}
 	if opts.LinkListen != "" {
-		p, err := netfault.Listen(LinkAPIServer, opts.LinkListen, loopback(ln.Addr()), nil)
+		p, err := netfault.Listen(LinkAPIServer, opts.LinkListen, loopback(ln.Addr()), netfault.Senders{})
 		if err != nil {
 			ln.Close()
 			return err

@@ -39,14 +39,14 @@ func startLinks(cfg Config, ec *embed.Config) (*netfault.Links, error) {
 	}
 	links := &netfault.Links{}
 	if cfg.PeerProxyListen != "" {
-		p, err := netfault.Listen(LinkPeer, cfg.PeerProxyListen, loopbackTarget(ec.ListenPeerUrls[0]), peerSender(cfg.InitialCluster))
+		p, err := netfault.Listen(LinkPeer, cfg.PeerProxyListen, loopbackTarget(ec.ListenPeerUrls[0]), peerSenders(cfg.InitialCluster))
 		if err != nil {
 			return nil, fmt.Errorf("etcd member %s: %w", cfg.Name, err)
 		}
 		links.Add(p)
 	}
 	if cfg.ClientProxyListen != "" {
-		p, err := netfault.Listen(LinkClient, cfg.ClientProxyListen, loopbackTarget(ec.ListenClientUrls[0]), nil)
+		p, err := netfault.Listen(LinkClient, cfg.ClientProxyListen, loopbackTarget(ec.ListenClientUrls[0]), netfault.Senders{})
 		if err != nil {
 			links.Close()
 			return nil, fmt.Errorf("etcd member %s: %w", cfg.Name, err)
@@ -73,13 +73,14 @@ func loopbackTarget(u url.URL) string {
 // its sender.
 const maxHeader = 64 << 10
 
-// peerSender names the member that opened a peer connection: etcd names
+// peerSenders names the member that opened a peer connection: etcd names
 // the sender in every raft request (X-PeerURLs: its advertised peer URLs,
-// i.e. its own link's address), and a peer connection only ever carries one
-// member's requests. The members' advertised addresses come from
-// --initial-cluster. etcd's version and membership probes carry no header:
-// their sender is "".
-func peerSender(initialCluster string) netfault.Identify {
+// i.e. its own link's address). The members' advertised addresses come
+// from --initial-cluster. etcd's version and membership probes carry no
+// header, and its prober shares the raft pipeline's HTTP transport, so a
+// keep-alive connection a probe opened (sender "") may carry raft requests
+// later: Reidentify finds the header in those.
+func peerSenders(initialCluster string) netfault.Senders {
 	byAdv := map[string]string{}
 	for _, kv := range strings.Split(initialCluster, ",") {
 		name, raw, ok := strings.Cut(kv, "=")
@@ -90,12 +91,8 @@ func peerSender(initialCluster string) netfault.Identify {
 			byAdv[u.Host] = name
 		}
 	}
-	in := func(head []byte) string {
-		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(head)))
-		if err != nil {
-			return ""
-		}
-		for _, raw := range strings.Split(req.Header.Get("X-PeerURLs"), ",") {
+	named := func(value string) string {
+		for _, raw := range strings.Split(value, ",") {
 			if u, err := url.Parse(strings.TrimSpace(raw)); err == nil {
 				if name, ok := byAdv[u.Host]; ok {
 					return name
@@ -104,7 +101,14 @@ func peerSender(initialCluster string) netfault.Identify {
 		}
 		return ""
 	}
-	return func(br *bufio.Reader) string {
+	in := func(head []byte) string {
+		req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(head)))
+		if err != nil {
+			return ""
+		}
+		return named(req.Header.Get("X-PeerURLs"))
+	}
+	identify := func(br *bufio.Reader) string {
 		for n := 512; n <= maxHeader && n <= br.Size(); n *= 2 {
 			b, err := br.Peek(n)
 			if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
@@ -121,4 +125,18 @@ func peerSender(initialCluster string) netfault.Identify {
 		}
 		return ""
 	}
+	// Go's HTTP client writes the header as "X-Peerurls".
+	key := []byte("\r\nx-peerurls:")
+	reidentify := func(chunk []byte) string {
+		i := bytes.Index(bytes.ToLower(chunk), key)
+		if i < 0 {
+			return ""
+		}
+		rest := chunk[i+len(key):]
+		if j := bytes.Index(rest, []byte("\r\n")); j >= 0 {
+			rest = rest[:j]
+		}
+		return named(string(rest))
+	}
+	return netfault.Senders{Identify: identify, Reidentify: reidentify}
 }

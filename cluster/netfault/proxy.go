@@ -10,6 +10,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -129,19 +130,30 @@ func (r *Rule) fault(d Direction) Fault {
 	return r.Down
 }
 
-// Identify reads as much of a new connection's first bytes as it needs
-// (through br, which the proxy then forwards whole) and names its sender,
-// "" when it cannot.
-type Identify func(br *bufio.Reader) string
+// Senders names the sender of a connection. Identify reads as much of a
+// new connection's first bytes as it needs (through br, which the proxy
+// then forwards whole) and names it, "" when it cannot. Reidentify, when
+// set, looks at each later chunk a still unnamed connection sends: a
+// keep-alive connection whose first request carried no name (etcd's
+// prober shares its HTTP transport with the raft pipeline) may carry a
+// named one later, and a cut from that sender must catch it then.
+type Senders struct {
+	Identify   func(br *bufio.Reader) string
+	Reidentify func(chunk []byte) string
+}
 
 // Proxy forwards one link: it accepts on its listener and forwards every
 // connection to target, through the link's rules.
 type Proxy struct {
-	name     string
-	ln       net.Listener
-	target   string
-	identify Identify
-	now      func() time.Time
+	name    string
+	ln      net.Listener
+	target  string
+	senders Senders
+	now     func() time.Time
+
+	// active says the link has rules: without any, a chunk passes without
+	// taking mu (the fast path of every byte of a healthy link).
+	active atomic.Bool
 
 	mu    sync.Mutex
 	rules []Rule
@@ -155,14 +167,14 @@ type Proxy struct {
 	closed bool
 }
 
-// Listen starts a link named name on listen, forwarding to target.
-// identify may be nil (every sender is "").
-func Listen(name, listen, target string, identify Identify) (*Proxy, error) {
+// Listen starts a link named name on listen, forwarding to target. With
+// zero Senders every sender is "".
+func Listen(name, listen, target string, senders Senders) (*Proxy, error) {
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("link %s: %w", name, err)
 	}
-	p := &Proxy{name: name, ln: ln, target: target, identify: identify, now: time.Now,
+	p := &Proxy{name: name, ln: ln, target: target, senders: senders, now: time.Now,
 		changed: make(chan struct{}), conns: map[*conn]struct{}{}}
 	go p.serve()
 	return p, nil
@@ -288,6 +300,7 @@ func (p *Proxy) applyLocked() {
 			p.expireLocked()
 		})
 	}
+	p.active.Store(len(p.rules) > 0)
 	close(p.changed)
 	p.changed = make(chan struct{})
 }
@@ -311,13 +324,16 @@ type effect struct {
 	changed       <-chan struct{}
 }
 
-func (p *Proxy) effect(sender string, d Direction) effect {
+func (p *Proxy) effect(c *conn, d Direction) effect {
+	if !p.active.Load() {
+		return effect{}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := effect{changed: p.changed}
 	for i := range p.rules {
 		r := &p.rules[i]
-		if !r.matches(sender) {
+		if !r.matches(c.sender) {
 			continue
 		}
 		f := r.fault(d)
@@ -332,9 +348,39 @@ func (p *Proxy) effect(sender string, d Direction) effect {
 	return e
 }
 
+// reidentify names an unnamed connection from a chunk it sent, if the
+// chunk names its sender, and closes it if a rule cuts that sender off; it
+// reports whether it closed it.
+func (p *Proxy) reidentify(c *conn, chunk []byte) bool {
+	if c.named.Load() {
+		return false
+	}
+	s := p.senders.Reidentify(chunk)
+	if s == "" {
+		return false
+	}
+	p.mu.Lock()
+	c.sender = s
+	c.named.Store(true)
+	cut := false
+	for i := range p.rules {
+		if r := &p.rules[i]; r.Cut && r.matches(s) {
+			cut = true
+		}
+	}
+	p.mu.Unlock()
+	if cut {
+		c.close(false)
+	}
+	return cut
+}
+
 // admit says whether a new connection from sender may open, and whether
 // it is to be reset.
 func (p *Proxy) admit(sender string) (ok, reset bool) {
+	if !p.active.Load() {
+		return true, false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := range p.rules {
@@ -373,8 +419,12 @@ const chunk = 32 << 10
 const queued = 64
 
 type conn struct {
-	p         *Proxy
-	sender    string
+	p *Proxy
+	// sender is who opened it ("" unknown); guarded by p.mu once the
+	// connection is registered.
+	sender string
+	// named is sender != "", readable without p.mu.
+	named     atomic.Bool
 	in, out   net.Conn
 	closeOnce sync.Once
 	// done is closed with the connection.
@@ -400,12 +450,13 @@ func (c *conn) close(reset bool) {
 func (p *Proxy) forward(in net.Conn) {
 	br := bufio.NewReaderSize(in, chunk)
 	sender := ""
-	if p.identify != nil {
+	if p.senders.Identify != nil {
 		_ = in.SetReadDeadline(time.Now().Add(maxIdentify))
-		sender = p.identify(br)
+		sender = p.senders.Identify(br)
 		_ = in.SetReadDeadline(time.Time{})
 	}
 	c := &conn{p: p, sender: sender, in: in, done: make(chan struct{})}
+	c.named.Store(sender != "")
 	if ok, reset := p.admit(sender); !ok {
 		c.close(reset)
 		return
@@ -470,8 +521,11 @@ func (c *conn) pump(d Direction, src io.Reader, dst io.Writer) {
 		for {
 			buf := make([]byte, chunk)
 			n, err := src.Read(buf)
+			if n > 0 && d == Up && c.p.senders.Reidentify != nil && c.p.reidentify(c, buf[:n]) {
+				return // its sender is cut off
+			}
 			if n > 0 {
-				e := c.p.effect(c.sender, d)
+				e := c.p.effect(c, d)
 				due := time.Now().Add(e.delay)
 				if e.jitter > 0 {
 					due = due.Add(rand.N(e.jitter))
@@ -496,7 +550,7 @@ func (c *conn) pump(d Direction, src io.Reader, dst io.Writer) {
 	}()
 	for pc := range q {
 		for {
-			e := c.p.effect(c.sender, d)
+			e := c.p.effect(c, d)
 			if e.blackhole {
 				select {
 				case <-e.changed:
@@ -515,7 +569,7 @@ func (c *conn) pump(d Direction, src io.Reader, dst io.Writer) {
 				case <-e.changed:
 					// A lifted delay delivers sooner: restamp from now.
 					t.Stop()
-					if ne := c.p.effect(c.sender, d); ne.delay < e.delay {
+					if ne := c.p.effect(c, d); ne.delay < e.delay {
 						pc.due = time.Now().Add(ne.delay)
 					}
 					continue

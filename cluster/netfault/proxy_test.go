@@ -35,9 +35,9 @@ func echo(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func link(t *testing.T, identify netfault.Identify) *netfault.Proxy {
+func link(t *testing.T, identify func(*bufio.Reader) string) *netfault.Proxy {
 	t.Helper()
-	p, err := netfault.Listen("test", "127.0.0.1:0", echo(t), identify)
+	p, err := netfault.Listen("test", "127.0.0.1:0", echo(t), netfault.Senders{Identify: identify})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,5 +278,38 @@ func TestResetOpenAndNewConnections(t *testing.T) {
 	c3, r3 := dial(t, p)
 	if _, err := roundTrip(t, c3, r3, "healed"); err != nil {
 		t.Fatalf("after the rule is lifted: %v", err)
+	}
+}
+
+// A keep-alive connection that opened unnamed (etcd's prober shares the
+// raft pipeline's transport) and later carries a named request is cut
+// when that request shows a cut sender.
+func TestCutCatchesAConnectionNamedLater(t *testing.T) {
+	senders := netfault.Senders{
+		Identify: func(*bufio.Reader) string { return "" },
+		Reidentify: func(chunk []byte) string {
+			if s, ok := strings.CutPrefix(string(chunk), "from:"); ok {
+				return strings.TrimSpace(s)
+			}
+			return ""
+		},
+	}
+	p, err := netfault.Listen("test", "127.0.0.1:0", echo(t), senders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	c, r := dial(t, p)
+	if _, err := roundTrip(t, c, r, "probe"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Set([]netfault.Rule{{Name: "part", From: []string{"m1"}, Cut: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := roundTrip(t, c, r, "probe again"); err != nil {
+		t.Fatalf("an unnamed connection was cut: %v", err)
+	}
+	if _, err := roundTrip(t, c, r, "from: m1"); err == nil {
+		t.Fatal("m1's request crossed a cut on a connection that opened unnamed")
 	}
 }

@@ -36,7 +36,7 @@ func lossyStoreN(t *testing.T, n int) (*storage.Store, []*netfault.Proxy, *clien
 	var ps []*netfault.Proxy
 	var eps []string
 	for range n {
-		p, err := netfault.Listen("etcd-client", "127.0.0.1:0", u.Host, nil)
+		p, err := netfault.Listen("etcd-client", "127.0.0.1:0", u.Host, netfault.Senders{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func TestPartitionEtcdLeader(t *testing.T) {
 	bin := kstepBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	p := newCluster(t, bin, 3, 0, func(c *provider.Spec) { c.LinkProxies = true })
+	p := newCluster(t, bin, 3, 0, func(c *provider.Spec) { c.LinkProxies = true; c.Etcd.LogLevel = os.Getenv("KSTEP_TEST_ETCD_LOG") })
 	if err := p.Up(ctx); err != nil {
 		t.Fatalf("Up: %v", err)
 	}
@@ -58,6 +59,7 @@ func TestPartitionEtcdLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cut := time.Now()
 	if err := p.Partition(ctx, names[old], provider.ScopePeers); err != nil {
 		t.Fatalf("Partition %s: %v", names[old], err)
 	}
@@ -78,7 +80,13 @@ func TestPartitionEtcdLeader(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("partitioned %s; %s leads", names[old], names[now])
+	t.Logf("partitioned %s at %s; %s leads, seen %v after the cut", names[old], cut.UTC().Format("15:04:05.000"), names[now], time.Since(cut).Round(time.Millisecond))
+	if os.Getenv("KSTEP_TEST_ETCD_LOG") != "" {
+		for _, a := range p.Actors() {
+			b, _ := os.ReadFile(a.LogPath)
+			t.Logf("== %s\n%s", a.Name, b)
+		}
+	}
 	majority := etcdClient(t, rest...)
 	if _, err := majority.Put(ctx, "/partition-test", "written by the majority"); err != nil {
 		t.Fatalf("put through the majority: %v", err)
