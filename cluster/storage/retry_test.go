@@ -169,12 +169,25 @@ func TestRetriedUpdateOvertakenIsUnavailableNotConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hold(t, p, netfault.Up, 700*time.Millisecond)
+	// Nothing reaches etcd until the other writer has written: the
+	// update's attempts go unanswered (at least one times out), then the
+	// held bytes arrive after the other write, whatever the machine's load.
+	if err := p.Set([]netfault.Rule{{Name: "hold", Up: netfault.Fault{Blackhole: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
 	go func() {
-		time.Sleep(100 * time.Millisecond)
-		_, _ = direct.Put(context.Background(), key, "theirs")
+		_, _, err := s.Update(ctx, key, []byte("mine"), rev)
+		errc <- err
 	}()
-	_, _, err = s.Update(ctx, key, []byte("mine"), rev)
+	if _, err := direct.Put(ctx, key, "theirs"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // more than one attempt's bound
+	if err := p.Set(nil); err != nil {
+		t.Fatal(err)
+	}
+	err = <-errc
 	if !errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("update overtaken after an unanswered attempt: %v", err)
 	}
