@@ -634,18 +634,12 @@ const linkGrace = 30 * time.Second
 // setLink puts f's link fault on actor's link, or lifts it, over the
 // link's control on the actor's own endpoint (every provider the same).
 func (r *run) setLink(ctx context.Context, f Fault, actor string, on bool) error {
-	var ep string
-	var role provider.Role
-	for _, a := range r.p.Actors() {
-		if a.Name == actor {
-			ep, role = a.Endpoint, a.Role
-		}
-	}
+	a := r.actor(actor)
 	hc := linkControl
-	if role == provider.RoleAPIServer {
+	if a.Role == provider.RoleAPIServer {
 		hc = r.admin
 	}
-	c := netfault.Client{HC: hc, Base: ep}
+	c := netfault.Client{HC: hc, Base: a.Endpoint}
 	link := f.linkOf()
 	var err error
 	if on {
@@ -663,13 +657,7 @@ func (r *run) setLink(ctx context.Context, f Fault, actor string, on bool) error
 // hollowKubelet stops or starts the one hollow kubelet rs names, through
 // the hollow-nodes actor's control on its ops endpoint.
 func (r *run) hollowKubelet(ctx context.Context, rs resolved, start bool) error {
-	var ep string
-	for _, a := range r.p.Actors() {
-		if a.Name == rs.actors[0] {
-			ep = a.Endpoint
-		}
-	}
-	c := hollowctl.Client{HC: linkControl, Base: ep}
+	c := hollowctl.Client{HC: linkControl, Base: r.actor(rs.actors[0]).Endpoint}
 	var err error
 	if start {
 		_, err = c.Start(ctx, rs.hollow)
@@ -680,6 +668,16 @@ func (r *run) hollowKubelet(ctx context.Context, rs resolved, start bool) error 
 		return fmt.Errorf("kubelet of %s in %s: %w", rs.hollow, rs.actors[0], err)
 	}
 	return nil
+}
+
+// actor is the cluster's actor named name (zero if none).
+func (r *run) actor(name string) provider.Actor {
+	for _, a := range r.p.Actors() {
+		if a.Name == name {
+			return a
+		}
+	}
+	return provider.Actor{}
 }
 
 var linkControl = &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}

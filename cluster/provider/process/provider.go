@@ -173,7 +173,7 @@ func (p *Provider) Up(ctx context.Context) (err error) {
 	for _, a := range st.Actors {
 		if a.Role == provider.RoleAPIServer {
 			scheme, _, _ := strings.Cut(a.Endpoint, "://")
-			urls[a.Name] = fmt.Sprintf("%s://127.0.0.1:%d", scheme, a.Ports[provider.Component{Ports: a.Ports}.ClientPort()])
+			urls[a.Name] = fmt.Sprintf("%s://127.0.0.1:%d", scheme, a.Ports[a.component().ClientPort()])
 		}
 	}
 	if err := provider.WriteKubeconfigs(p.cfg.StateDir, comps, secure, func(name string) string { return urls[name] }); err != nil {
