@@ -12,7 +12,13 @@ import (
 
 // Schema is the version of run.json. A change that removes or renames a key
 // bumps it; ReadRun still reads every older one (SchemaV1).
-const Schema = "kstep.dev/run/v2"
+const Schema = "kstep.dev/run/v3"
+
+// SchemaV2 is run.json before steps were split by node kind and every
+// transition started from a stamp that causally precedes its end (v2's ②,
+// ④, ⑥ and ⑧ started from the writer's acknowledgement, which etcd's watch
+// can overtake). It is read as it is: its steps are all pods ("all").
+const SchemaV2 = "kstep.dev/run/v2"
 
 // SchemaV1 is run.json before the cluster's shape became a Topology
 // (cluster.nodes counted every node, cluster.node_kind said which).
@@ -26,15 +32,27 @@ type Run struct {
 	// Runtime is what ran the pods: "hollow" (simulated CRI) or "real".
 	Runtime string `json:"runtime"`
 	Profile string `json:"profile"`
+	// Version is the kstep build that ran (git describe of its commit).
+	Version string `json:"version,omitempty"`
 	Valid   bool   `json:"valid"`
 	// Invalid says why Valid is false, one reason a line.
-	Invalid    []string   `json:"invalid,omitempty"`
+	Invalid []string `json:"invalid,omitempty"`
+	// Disrupted: a leader Lease changed hands or a node left Ready during
+	// the load (Disruptions lists them). Its latencies are not those of a
+	// healthy cluster: compare refuses it unless forced.
+	Disrupted bool `json:"disrupted"`
+	// Negative lists samples whose end was stamped before their start: a
+	// bug in a causal chain, so the run is invalid.
+	Negative   []NegativeSample `json:"negative,omitempty"`
 	StartedAt  string     `json:"started_at"`
 	DurationS  float64    `json:"duration_s"`
 	Cluster    Cluster    `json:"cluster"`
 	Steps      []Step     `json:"steps"`
 	EndToEnd   Step       `json:"end_to_end"`
 	Throughput Throughput `json:"throughput"`
+	// Populations are the pods by node kind (real containerd nodes, hollow
+	// nodes): their end to end and the share of step ⑦ in it.
+	Populations []Population `json:"populations,omitempty"`
 	// Unavailable lists the steps no actor of this run stamps: reported,
 	// never invented.
 	Unavailable []string `json:"unavailable,omitempty"`
@@ -173,19 +191,75 @@ func (c clusterV1) cluster() Cluster {
 	return Cluster{Topology: t, NodeKind: c.NodeKind, Objects: c.Objects, Replicas: c.Replicas, QPS: c.QPS, Security: c.Security}
 }
 
+// Node kinds of a Step or a Population.
+const (
+	NodesAll    = "all"    // every pod, or a ReplicaSet-level step
+	NodesReal   = "real"   // pods on real (containerd) nodes
+	NodesHollow = "hollow" // pods on hollow nodes (simulated runtime)
+)
+
 // Step is one transition's latency distribution.
 type Step struct {
 	Step string `json:"step"` // ①, ②, ... or e2e
 	Name string `json:"name"`
-	From string `json:"from"`
-	To   string `json:"to"`
+	// Nodes is the population the samples come from: all, real or hollow.
+	Nodes string `json:"nodes"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+	// Chain says why From causally precedes To (who stamps each, and the
+	// message that links them).
+	Chain string `json:"chain,omitempty"`
+	// Simulated: the transition ran on the hollow nodes' simulated runtime
+	// (step ⑦ there), so it measures the latency profile, not a runtime.
+	Simulated bool `json:"simulated,omitempty"`
 	Summary
-	// DocumentedMS is the seed's range [lo, hi]; nil when it documents none.
+	// DocumentedMS is the documented time scale [lo, hi]; nil when none.
 	DocumentedMS *[2]float64 `json:"documented_ms"`
-	// Verdict compares p50 with the range: faster, within, slower, or n/a.
+	// Verdict compares p50 with the range: faster, within, slower, n/a, or
+	// simulated (no verdict on what was not measured for real).
 	Verdict string `json:"verdict"`
 	// SamplesMS are the raw latencies, for compare's rank test.
 	SamplesMS []float64 `json:"samples_ms,omitempty"`
+}
+
+// Key identifies a step across runs: its number, name and population.
+func (s Step) Key() string {
+	n := s.Nodes
+	if n == "" {
+		n = NodesAll
+	}
+	return s.Step + "|" + s.Name + "|" + n
+}
+
+// Population is the pods of one node kind.
+type Population struct {
+	Nodes string `json:"nodes"` // real or hollow
+	// Runtime is what ran the pods: "containerd" or "simulated (<latency
+	// profile>)".
+	Runtime  string `json:"runtime"`
+	Pods     int    `json:"pods"`
+	EndToEnd Step   `json:"end_to_end"`
+	// Step7SharePct is the distribution of each pod's share of step ⑦
+	// (kubelet noticed → readiness) in its end to end, in percent, beside
+	// the documented 80–95 % (DocumentedStep7Share).
+	Step7SharePct Summary `json:"step7_share_pct"`
+}
+
+// DocumentedStep7Share is the documented share of step ⑦ in the end to end,
+// in percent.
+var DocumentedStep7Share = [2]float64{80, 95}
+
+// NegativeSample is one sample whose end was stamped before its start.
+type NegativeSample struct {
+	Step      string  `json:"step"`
+	Name      string  `json:"name"`
+	Namespace string  `json:"namespace"`
+	Pod       string  `json:"pod"`
+	UID       string  `json:"uid"`
+	MS        float64 `json:"ms"`
+	// From and To say which actor stamped each end.
+	FromActor string `json:"from_actor"`
+	ToActor   string `json:"to_actor"`
 }
 
 // Summary is a distribution in milliseconds.
@@ -230,7 +304,7 @@ func ReadRun(path string) (*Run, error) {
 		return nil, fmt.Errorf("run %s: %w", path, err)
 	}
 	switch head.Schema {
-	case Schema:
+	case Schema, SchemaV2:
 		var r Run
 		if err := json.Unmarshal(b, &r); err != nil {
 			return nil, fmt.Errorf("run %s: %w", path, err)
@@ -255,5 +329,5 @@ func ReadRun(path string) (*Run, error) {
 		run.Cluster = c.cluster()
 		return &run, nil
 	}
-	return nil, fmt.Errorf("run %s: schema %q, this kstep reads %q and %q", path, head.Schema, Schema, SchemaV1)
+	return nil, fmt.Errorf("run %s: schema %q, this kstep reads %q, %q and %q", path, head.Schema, Schema, SchemaV2, SchemaV1)
 }
