@@ -44,12 +44,12 @@ type Run struct {
 	// Negative lists samples whose end was stamped before their start: a
 	// bug in a causal chain, so the run is invalid.
 	Negative   []NegativeSample `json:"negative,omitempty"`
-	StartedAt  string     `json:"started_at"`
-	DurationS  float64    `json:"duration_s"`
-	Cluster    Cluster    `json:"cluster"`
-	Steps      []Step     `json:"steps"`
-	EndToEnd   Step       `json:"end_to_end"`
-	Throughput Throughput `json:"throughput"`
+	StartedAt  string           `json:"started_at"`
+	DurationS  float64          `json:"duration_s"`
+	Cluster    Cluster          `json:"cluster"`
+	Steps      []Step           `json:"steps"`
+	EndToEnd   Step             `json:"end_to_end"`
+	Throughput Throughput       `json:"throughput"`
 	// Populations are the pods by node kind (real containerd nodes, hollow
 	// nodes): their end to end and the share of step ⑦ in it.
 	Populations []Population `json:"populations,omitempty"`
