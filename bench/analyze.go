@@ -15,56 +15,93 @@ import (
 // rsLevel steps are stamped on the ReplicaSet (its UID); the others on a pod.
 var rsLevel = map[string]bool{
 	loadgen.ClientRSSent: true, loadgen.ClientRSAcked: true,
-	trace.RSReceived: true, trace.RSPersisted: true, trace.RSObserved: true,
+	trace.RSReceived: true, trace.RSPersisted: true, trace.RSCached: true, trace.RSObserved: true,
 }
+
+// repeats are steps an object may be stamped with more than once, of which
+// a transition takes the first at or after its start (a status written
+// again, a pod listed again after it left the endpoints).
+var repeats = map[string]bool{trace.PodStatusPersisted: true, trace.EndpointsUpdated: true}
 
 // allSteps is every step a run may carry, in chain order.
 var allSteps = []string{
-	loadgen.ClientRSSent, trace.RSReceived, trace.RSPersisted, loadgen.ClientRSAcked, trace.RSObserved,
-	trace.PodCreateSent, trace.PodPersisted, trace.PodObservedSched, trace.PodScheduled, trace.PodBound,
-	trace.PodObservedKubelet, trace.PodSandboxReady, trace.PodImagePulled, trace.PodContainerStarted, trace.PodProbeReady,
-	trace.PodStatusPersisted, trace.EndpointsUpdated, trace.PodReadyObserved,
+	loadgen.ClientRSSent, trace.RSReceived, trace.RSPersisted, trace.RSCached, loadgen.ClientRSAcked, trace.RSObserved,
+	trace.PodCreateSent, trace.PodPersisted, trace.PodCached, trace.PodObservedSched, trace.PodScheduled, trace.PodBound,
+	trace.PodBoundCached, trace.PodObservedKubelet, trace.PodSandboxReady, trace.PodImagePulled, trace.PodContainerStarted, trace.PodProbeReady,
+	trace.PodStatusPersisted, trace.PodReadyCached, trace.EndpointsUpdated, trace.PodReadyObserved,
 }
 
-// transition is one row of the step table. From lists candidates: the first
-// one this run's actors stamp is used (pod.persisted when the apiserver
-// stamps it, else the controller's send time).
+// transition is one row of the step table, between two stamps of which the
+// first causally precedes the second: Chain says why. From lists candidates:
+// the first one this run's actors stamp is used.
 type transition struct {
 	step, name string
 	from       []string
 	to         string
-	doc        func(replicas int) *[2]float64
+	// viaAPIServer: From is a watch-cache stamp, taken from the apiserver
+	// the actor that stamped To talks to (Input.APIServerOf): that
+	// apiserver's watch delivered the change to it.
+	viaAPIServer bool
+	// runtime: the transition happens in the container runtime (step ⑦),
+	// simulated on hollow nodes.
+	runtime bool
+	chain   string
+	doc     func(replicas int) *[2]float64
 }
 
 func rng(lo, hi float64) func(int) *[2]float64 {
 	return func(int) *[2]float64 { return &[2]float64{lo, hi} }
 }
 
-// The documented ranges, from the seed's time-scale table. "A few ms" is read
-// as 1–10 ms, "tens of ms" as up to 100 ms.
+// The documented time scales (shared/SEED-DIGEST.md). "A few ms" is read as
+// 1–10 ms, "tens of ms" as up to 100 ms.
 var transitions = []transition{
-	{"①", "client → apiserver: sent → 201", []string{loadgen.ClientRSSent}, loadgen.ClientRSAcked, rng(10, 50)},
-	{"①", "inside: admission + etcd write", []string{trace.RSReceived}, trace.RSPersisted, rng(5, 30)},
-	{"②", "watch propagation → controller", []string{trace.RSPersisted, loadgen.ClientRSAcked}, trace.RSObserved, rng(1, 10)},
-	{"③", "controller: rs observed → pod create sent", []string{trace.RSObserved}, trace.PodCreateSent, func(n int) *[2]float64 { return &[2]float64{1, 10 * float64(n)} }},
-	{"③", "pod write: sent → persisted", []string{trace.PodCreateSent}, trace.PodPersisted, rng(5, 30)},
-	{"④", "scheduler notices", []string{trace.PodPersisted, trace.PodCreateSent}, trace.PodObservedSched, rng(1, 10)},
-	{"⑤", "node selection", []string{trace.PodObservedSched}, trace.PodScheduled, rng(1, 100)},
-	{"⑤", "binding persisted", []string{trace.PodScheduled}, trace.PodBound, nil},
-	{"⑥", "kubelet notices", []string{trace.PodBound}, trace.PodObservedKubelet, rng(1, 10)},
-	{"⑦-b", "sandbox + CNI + volumes", []string{trace.PodObservedKubelet}, trace.PodSandboxReady, rng(500, 5000)},
-	{"⑦-a", "image pull", []string{trace.PodSandboxReady}, trace.PodImagePulled, rng(1000, 60000)},
-	{"⑦-c", "container start", []string{trace.PodImagePulled}, trace.PodContainerStarted, nil},
-	{"⑦-c", "readiness", []string{trace.PodContainerStarted}, trace.PodProbeReady, nil},
-	{"⑦-c", "container start + readiness", []string{trace.PodImagePulled}, trace.PodProbeReady, rng(1000, 300000)},
-	{"⑧", "status update persisted", []string{trace.PodProbeReady, trace.PodContainerStarted}, trace.PodStatusPersisted, rng(1, 10)},
-	{"⑧", "endpoints list the pod", []string{trace.PodStatusPersisted}, trace.EndpointsUpdated, nil},
-	{"⑧", "client watch sees Ready", []string{trace.PodStatusPersisted, trace.PodProbeReady}, trace.PodReadyObserved, rng(1, 10)},
-	// The seed's claim: the control plane's own part within 50 ms.
-	{"①–⑤", "control plane: client sent → bound", []string{loadgen.ClientRSSent}, trace.PodBound, rng(0, 50)},
+	{step: "①", name: "client → apiserver: sent → 201", from: []string{loadgen.ClientRSSent}, to: loadgen.ClientRSAcked, doc: rng(10, 50),
+		chain: "the load generator stamps both: before it sends the create, when the 201 arrives"},
+	{step: "①", name: "inside: admission + etcd write", from: []string{trace.RSReceived}, to: trace.RSPersisted, doc: rng(5, 30),
+		chain: "the apiserver that serves the create stamps both: when the request arrived, when etcd acknowledged the write"},
+	{step: "②", name: "watch propagation → controller", from: []string{trace.RSCached}, to: trace.RSObserved, viaAPIServer: true, doc: rng(1, 10),
+		chain: "rs.cached: the controller-manager's apiserver's watch cache got the ReplicaSet from etcd, before it offered it to any watcher; rs.observed: the controller's informer handed it on"},
+	{step: "③", name: "controller: rs observed → pod create sent", from: []string{trace.RSObserved}, to: trace.PodCreateSent,
+		doc:   func(n int) *[2]float64 { return &[2]float64{1, 10 * float64(n)} },
+		chain: "the controller-manager stamps both: when its informer handed the ReplicaSet on, when it sent the pod's create"},
+	{step: "③", name: "pod write: sent → persisted", from: []string{trace.PodCreateSent}, to: trace.PodPersisted, doc: rng(5, 30),
+		chain: "pod.create.sent: the controller, before it sends the create; pod.persisted: the apiserver serving it, when etcd acknowledged the write"},
+	{step: "④", name: "scheduler notices", from: []string{trace.PodCached}, to: trace.PodObservedSched, viaAPIServer: true, doc: rng(1, 10),
+		chain: "pod.cached: the scheduler's apiserver's watch cache got the new pod from etcd; pod.observed.scheduler: the scheduler's informer handed it on"},
+	{step: "⑤", name: "node selection", from: []string{trace.PodObservedSched}, to: trace.PodScheduled, doc: rng(1, 100),
+		chain: "the scheduler stamps both: when its informer handed the pod on, when its cycle chose a node"},
+	{step: "⑤", name: "binding persisted", from: []string{trace.PodScheduled}, to: trace.PodBound,
+		chain: "pod.scheduled: the scheduler, before it sends the binding; pod.bound: the apiserver serving pods/binding, when etcd acknowledged it"},
+	{step: "⑥", name: "kubelet notices", from: []string{trace.PodBoundCached}, to: trace.PodObservedKubelet, viaAPIServer: true, doc: rng(1, 10),
+		chain: "pod.bound.cached: the kubelet's apiserver's watch cache got the binding from etcd; pod.observed.kubelet: the kubelet's pod worker got the pod"},
+	{step: "⑦-b", name: "sandbox + CNI + volumes", from: []string{trace.PodObservedKubelet}, to: trace.PodSandboxReady, runtime: true, doc: rng(500, 5000),
+		chain: "the kubelet stamps both: when its pod worker got the pod, when RunPodSandbox returned"},
+	{step: "⑦-a", name: "image pull", from: []string{trace.PodSandboxReady}, to: trace.PodImagePulled, runtime: true, doc: rng(1000, 60000),
+		chain: "the kubelet stamps both: when the sandbox was ready, when the image was present"},
+	{step: "⑦-c", name: "container start", from: []string{trace.PodImagePulled}, to: trace.PodContainerStarted, runtime: true,
+		chain: "the kubelet stamps both: when the image was present, when StartContainer returned"},
+	{step: "⑦-c", name: "readiness", from: []string{trace.PodContainerStarted}, to: trace.PodProbeReady, runtime: true,
+		chain: "the kubelet stamps both: when the container started, when the readiness probe first passed"},
+	{step: "⑦-c", name: "container start + readiness", from: []string{trace.PodImagePulled}, to: trace.PodProbeReady, runtime: true, doc: rng(1000, 300000),
+		chain: "the kubelet stamps both: when the image was present, when the readiness probe first passed"},
+	{step: "⑧", name: "status update persisted", from: []string{trace.PodProbeReady, trace.PodContainerStarted}, to: trace.PodStatusPersisted, doc: rng(1, 10),
+		chain: "the kubelet stamps both: when the probe passed, when the apiserver acknowledged its status write"},
+	{step: "⑧", name: "endpoints list the pod", from: []string{trace.PodReadyCached}, to: trace.EndpointsUpdated, viaAPIServer: true,
+		chain: "pod.ready.cached: the endpoints controller's apiserver's watch cache got the Ready status from etcd; endpoints.updated: the controller's Endpoints write listing the pod was acknowledged"},
+	{step: "⑧", name: "client watch sees Ready", from: []string{trace.PodReadyCached}, to: trace.PodReadyObserved, viaAPIServer: true, doc: rng(1, 10),
+		chain: "pod.ready.cached: the load generator's apiserver's watch cache got the Ready status from etcd; pod.ready.observed: the load generator's watch delivered it"},
+	// The documented claim: the control plane's own part within 50 ms.
+	{step: "①–⑤", name: "control plane: client sent → bound", from: []string{loadgen.ClientRSSent}, to: trace.PodBound, doc: rng(0, 50),
+		chain: "client.rs.sent: the load generator, before it sends the ReplicaSet; pod.bound: the binding apiserver, when etcd acknowledged the pod's binding (every step between links them)"},
 }
 
-var endToEnd = transition{"e2e", "client sent → pod Ready observed", []string{loadgen.ClientRSSent}, trace.PodReadyObserved, nil}
+var endToEnd = transition{step: "e2e", name: "client sent → pod Ready observed", from: []string{loadgen.ClientRSSent}, to: trace.PodReadyObserved,
+	chain: "client.rs.sent: the load generator, before it sends the ReplicaSet; pod.ready.observed: its watch delivered the pod Ready"}
+
+// step7 is the runtime's share of the end to end: from the kubelet noticing
+// the pod to its readiness (or its start, for a pod without a probe).
+var step7 = transition{step: "⑦", name: "kubelet noticed → ready", from: []string{trace.PodObservedKubelet}, to: trace.PodProbeReady}
 
 // Input is what Analyze joins.
 type Input struct {
@@ -74,42 +111,97 @@ type Input struct {
 	// Pods ties each pod the load generator watched to its ReplicaSet.
 	Pods     []loadgen.PodOwner
 	Replicas int
+	// APIServerOf maps an actor, as it stamps, to the apiserver it talks
+	// to, as that apiserver stamps: a watcher's receipt is measured from
+	// its own apiserver's watch-cache stamp. An actor missing here is
+	// measured from the earliest apiserver's (which is no later).
+	APIServerOf map[string]string
+	// HollowActors are the actors that run hollow nodes; a pod whose
+	// kubelet stamps come from one ran on the simulated runtime, from any
+	// other kubelet on a real node.
+	HollowActors map[string]bool
+	// LatencyProfile is the hollow runtime's (the topology's), for labels.
+	LatencyProfile string
 }
 
-// stamps holds every stamp of (step, uid), sorted.
-type stamps map[string]map[types.UID][]int64
+// stamp is one actor's stamp of a step.
+type stamp struct {
+	ts    int64
+	actor string
+}
 
-// at is the time of step for uid: the first stamp at or after notBefore
-// (steps such as pod.status.persisted repeat), else the first one.
-func (s stamps) at(step string, uid types.UID, notBefore int64) (int64, bool) {
+// stamps holds every stamp of (step, uid), sorted by time.
+type stamps map[string]map[types.UID][]stamp
+
+// first is the earliest stamp of step for uid.
+func (s stamps) first(step string, uid types.UID) (stamp, bool) {
 	ts := s[step][uid]
 	if len(ts) == 0 {
-		return 0, false
+		return stamp{}, false
 	}
-	for _, t := range ts {
-		if t >= notBefore {
-			return t, true
+	return ts[0], true
+}
+
+// end is the stamp a transition ends at: for a step that repeats, the first
+// at or after start; otherwise the first (so an end stamped before its start
+// shows as a negative sample, never hidden behind a later stamp).
+func (s stamps) end(step string, uid types.UID, start int64) (stamp, bool) {
+	ts := s[step][uid]
+	if len(ts) == 0 {
+		return stamp{}, false
+	}
+	if repeats[step] {
+		for _, t := range ts {
+			if t.ts >= start {
+				return t, true
+			}
 		}
 	}
 	return ts[0], true
 }
 
+// by is actor's stamp of step for uid, else the earliest of any actor's.
+func (s stamps) by(step string, uid types.UID, actor string) (stamp, bool) {
+	ts := s[step][uid]
+	if len(ts) == 0 {
+		return stamp{}, false
+	}
+	if actor != "" {
+		for _, t := range ts {
+			if t.actor == actor {
+				return t, true
+			}
+		}
+	}
+	return ts[0], true
+}
+
+// sample is one measured transition of one object.
+type sample struct {
+	ms       float64
+	from, to stamp
+	pod      *loadgen.PodOwner // nil for a ReplicaSet-level transition
+	idx      int               // pod's index in the run's pods
+	rs       types.UID
+}
+
 // Analyze joins the events by UID and fills the run's steps, end to end,
-// throughput, unavailable steps and incomplete pods. It sets Valid to false
-// (with a reason) when a pod misses a step this run stamps.
+// populations, throughput, unavailable steps, negative samples and
+// incomplete pods. It sets Valid to false (with a reason) when a pod misses
+// a step this run stamps or a transition ends before it starts.
 func Analyze(in Input, r *results.Run) {
 	st := stamps{}
 	for _, e := range in.Events {
 		m := st[e.Step]
 		if m == nil {
-			m = map[types.UID][]int64{}
+			m = map[types.UID][]stamp{}
 			st[e.Step] = m
 		}
-		m[e.UID] = append(m[e.UID], e.TS)
+		m[e.UID] = append(m[e.UID], stamp{e.TS, e.Actor})
 	}
 	for _, m := range st {
 		for _, ts := range m {
-			sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+			sort.SliceStable(ts, func(i, j int) bool { return ts[i].ts < ts[j].ts })
 		}
 	}
 	available := func(step string) bool { return len(st[step]) > 0 }
@@ -145,7 +237,31 @@ func Analyze(in Input, r *results.Run) {
 		}
 		return p.UID
 	}
-	measure := func(t transition) (results.Step, bool) {
+	// kind is the node kind a pod ran on, from the actor that stamped its
+	// kubelet steps; "" when no kubelet stamped it.
+	kind := func(p loadgen.PodOwner) string {
+		for _, step := range []string{trace.PodObservedKubelet, trace.PodSandboxReady, trace.PodContainerStarted} {
+			if s, ok := st.first(step, p.UID); ok {
+				if in.HollowActors[s.actor] {
+					return results.NodesHollow
+				}
+				return results.NodesReal
+			}
+		}
+		return ""
+	}
+	kinds := map[string]bool{}
+	podKind := make([]string, len(pods))
+	for i, p := range pods {
+		podKind[i] = kind(p)
+		if podKind[i] != "" {
+			kinds[podKind[i]] = true
+		}
+	}
+
+	// measure takes every sample of t: per ReplicaSet when both ends are
+	// ReplicaSet steps, else per pod (pods[i] with podKind[i]).
+	measure := func(t transition) (string, []sample, bool) {
 		from := ""
 		for _, f := range t.from {
 			if available(f) {
@@ -154,43 +270,125 @@ func Analyze(in Input, r *results.Run) {
 			}
 		}
 		if from == "" || !available(t.to) {
-			return results.Step{}, false
+			return "", nil, false
 		}
-		var samples []float64
+		take := func(fromUID, toUID types.UID) (sample, bool) {
+			var a, b stamp
+			var ok bool
+			if t.viaAPIServer {
+				if b, ok = st.first(t.to, toUID); !ok {
+					return sample{}, false
+				}
+				if a, ok = st.by(from, fromUID, in.APIServerOf[b.actor]); !ok {
+					return sample{}, false
+				}
+			} else {
+				if a, ok = st.first(from, fromUID); !ok {
+					return sample{}, false
+				}
+				if b, ok = st.end(t.to, toUID, a.ts); !ok {
+					return sample{}, false
+				}
+			}
+			return sample{ms: float64(b.ts-a.ts) / 1e6, from: a, to: b}, true
+		}
+		var out []sample
 		if rsLevel[from] && rsLevel[t.to] {
 			for _, u := range sortedUIDs(objects) {
-				a, ok1 := st.at(from, u, math.MinInt64)
-				b, ok2 := st.at(t.to, u, a)
-				if ok1 && ok2 {
-					samples = append(samples, float64(b-a)/1e6)
+				if s, ok := take(u, u); ok {
+					s.rs = u
+					out = append(out, s)
 				}
 			}
 		} else {
-			for _, p := range pods {
-				a, ok1 := st.at(from, uidFor(from, p), math.MinInt64)
-				b, ok2 := st.at(t.to, uidFor(t.to, p), a)
-				if ok1 && ok2 {
-					samples = append(samples, float64(b-a)/1e6)
+			for i := range pods {
+				if s, ok := take(uidFor(from, pods[i]), uidFor(t.to, pods[i])); ok {
+					s.pod, s.idx = &pods[i], i
+					out = append(out, s)
 				}
 			}
 		}
-		s := results.Step{Step: t.step, Name: t.name, From: from, To: t.to, Summary: results.Summarize(samples), SamplesMS: samples}
+		return from, out, true
+	}
+	newStep := func(t transition, from, nodes string, samples []sample) results.Step {
+		ms := make([]float64, len(samples))
+		for i, s := range samples {
+			ms[i] = s.ms
+		}
+		s := results.Step{Step: t.step, Name: t.name, Nodes: nodes, From: from, To: t.to, Chain: t.chain,
+			Summary: results.Summarize(ms), SamplesMS: ms}
 		if t.doc != nil {
 			s.DocumentedMS = t.doc(in.Replicas)
 		}
 		s.Verdict = results.Verdict(s.P50, s.Count, s.DocumentedMS)
-		return s, true
+		if t.runtime && nodes == results.NodesHollow {
+			s.Simulated, s.Verdict = true, results.VerdictSimulated
+		}
+		return s
 	}
-	r.Steps = nil
-	for _, t := range transitions {
-		if s, ok := measure(t); ok {
-			r.Steps = append(r.Steps, s)
+	// split groups a pod-level transition's samples by node kind; with no
+	// kind known (no kubelet stamps) they stay one "all" population.
+	split := func(t transition, from string, samples []sample) []results.Step {
+		if len(samples) == 0 || samples[0].pod == nil || len(kinds) == 0 {
+			return []results.Step{newStep(t, from, results.NodesAll, samples)}
+		}
+		byKind := map[string][]sample{}
+		for _, s := range samples {
+			k := podKind[s.idx]
+			byKind[k] = append(byKind[k], s)
+		}
+		var out []results.Step
+		for _, k := range []string{results.NodesReal, results.NodesHollow, ""} {
+			if ss, ok := byKind[k]; ok {
+				if k == "" {
+					k = results.NodesAll // pods no kubelet stamped: an incomplete run
+				}
+				out = append(out, newStep(t, from, k, ss))
+			}
+		}
+		return out
+	}
+	r.Negative = nil
+	negative := func(t transition, samples []sample) {
+		for _, s := range samples {
+			if s.ms >= 0 {
+				continue
+			}
+			n := results.NegativeSample{Step: t.step, Name: t.name, MS: s.ms, FromActor: s.from.actor, ToActor: s.to.actor}
+			if s.pod != nil {
+				n.Namespace, n.Pod, n.UID = s.pod.Namespace, s.pod.Name, string(s.pod.UID)
+			} else {
+				n.UID = string(s.rs)
+			}
+			r.Negative = append(r.Negative, n)
 		}
 	}
-	if s, ok := measure(endToEnd); ok {
-		r.EndToEnd = s
+
+	r.Steps = nil
+	for _, t := range transitions {
+		from, samples, ok := measure(t)
+		if !ok {
+			continue
+		}
+		negative(t, samples)
+		r.Steps = append(r.Steps, split(t, from, samples)...)
+	}
+	from, e2e, ok := measure(endToEnd)
+	if ok {
+		negative(endToEnd, e2e)
+		r.EndToEnd = newStep(endToEnd, from, results.NodesAll, e2e)
 	} else {
-		r.EndToEnd = results.Step{Step: endToEnd.step, Name: endToEnd.name, From: endToEnd.from[0], To: endToEnd.to, Verdict: results.NA}
+		r.EndToEnd = results.Step{Step: endToEnd.step, Name: endToEnd.name, Nodes: results.NodesAll, From: endToEnd.from[0], To: endToEnd.to,
+			Chain: endToEnd.chain, Verdict: results.NA}
+	}
+	r.Populations = populations(st, pods, podKind, e2e, in.LatencyProfile, func(k string, ss []sample) results.Step {
+		return newStep(endToEnd, from, k, ss)
+	})
+	if n := len(r.Negative); n > 0 {
+		f := r.Negative[0]
+		r.Valid = false
+		r.Invalid = append(r.Invalid, fmt.Sprintf("%d samples end before they start, a broken causal chain (first: %s %s, %s/%s %.3f ms, %s → %s)",
+			n, f.Step, f.Name, f.Namespace, f.Pod, f.MS, f.FromActor, f.ToActor))
 	}
 
 	r.Waterfalls = waterfalls(st, pods, uidFor, available)
@@ -204,7 +402,7 @@ func Analyze(in Input, r *results.Run) {
 			if !available(s) {
 				continue
 			}
-			if _, ok := st.at(s, uidFor(s, p), 0); !ok {
+			if _, ok := st.first(s, uidFor(s, p)); !ok {
 				missing = append(missing, s)
 			}
 		}
@@ -225,14 +423,14 @@ func Analyze(in Input, r *results.Run) {
 	// Throughput: pods Ready over the time since the first client send.
 	start := int64(math.MaxInt64)
 	for _, u := range sortedUIDs(objects) {
-		if a, ok := st.at(loadgen.ClientRSSent, u, math.MinInt64); ok && a < start {
-			start = a
+		if a, ok := st.first(loadgen.ClientRSSent, u); ok && a.ts < start {
+			start = a.ts
 		}
 	}
 	var ready []int64
 	for _, p := range pods {
-		if b, ok := st.at(trace.PodReadyObserved, p.UID, math.MinInt64); ok {
-			ready = append(ready, b)
+		if b, ok := st.first(trace.PodReadyObserved, p.UID); ok {
+			ready = append(ready, b.ts)
 		}
 	}
 	r.Throughput = results.Throughput{}
@@ -252,6 +450,45 @@ func Analyze(in Input, r *results.Run) {
 	}
 }
 
+// populations is each node kind's end to end (from the run's end-to-end
+// samples) and each pod's share of step ⑦ in it, in percent.
+func populations(st stamps, pods []loadgen.PodOwner, podKind []string, e2e []sample, latencyProfile string, step func(string, []sample) results.Step) []results.Population {
+	byKind := map[string][]sample{}
+	share := map[string][]float64{}
+	for _, s := range e2e {
+		if s.pod == nil || podKind[s.idx] == "" {
+			continue
+		}
+		k := podKind[s.idx]
+		byKind[k] = append(byKind[k], s)
+		a, ok1 := st.first(step7.from[0], s.pod.UID)
+		b, ok2 := st.first(step7.to, s.pod.UID)
+		if !ok2 {
+			b, ok2 = st.first(trace.PodContainerStarted, s.pod.UID)
+		}
+		if ok1 && ok2 && s.ms > 0 {
+			share[k] = append(share[k], float64(b.ts-a.ts)/1e6/s.ms*100)
+		}
+	}
+	var out []results.Population
+	for _, k := range []string{results.NodesReal, results.NodesHollow} {
+		ss, ok := byKind[k]
+		if !ok {
+			continue
+		}
+		p := results.Population{Nodes: k, Runtime: "containerd", Pods: len(ss), EndToEnd: step(k, ss), Step7SharePct: results.Summarize(share[k])}
+		if k == results.NodesHollow {
+			lp := latencyProfile
+			if lp == "" {
+				lp = "zero"
+			}
+			p.Runtime = "simulated (" + lp + ")"
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // waterfalls picks the median and the p99 pod by end to end and lays out
 // every stamp of each after its first (the client's send).
 func waterfalls(st stamps, pods []loadgen.PodOwner, uidFor func(string, loadgen.PodOwner) types.UID, available func(string) bool) []results.Waterfall {
@@ -261,10 +498,10 @@ func waterfalls(st stamps, pods []loadgen.PodOwner, uidFor func(string, loadgen.
 	}
 	var done []timed
 	for _, p := range pods {
-		a, ok1 := st.at(loadgen.ClientRSSent, p.RSUID, math.MinInt64)
-		b, ok2 := st.at(trace.PodReadyObserved, p.UID, a)
+		a, ok1 := st.first(loadgen.ClientRSSent, p.RSUID)
+		b, ok2 := st.end(trace.PodReadyObserved, p.UID, a.ts)
 		if ok1 && ok2 {
-			done = append(done, timed{p, a, b - a})
+			done = append(done, timed{p, a.ts, b.ts - a.ts})
 		}
 	}
 	if len(done) == 0 {
@@ -283,8 +520,8 @@ func waterfalls(st stamps, pods []loadgen.PodOwner, uidFor func(string, loadgen.
 			if !available(step) {
 				continue
 			}
-			if at, ok := st.at(step, uidFor(step, t.p), t.start); ok {
-				w.Marks = append(w.Marks, results.Mark{Step: step, AtMS: float64(at-t.start) / 1e6})
+			if at, ok := st.end(step, uidFor(step, t.p), t.start); ok {
+				w.Marks = append(w.Marks, results.Mark{Step: step, AtMS: float64(at.ts-t.start) / 1e6})
 			}
 		}
 		out = append(out, w)

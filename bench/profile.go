@@ -27,6 +27,10 @@ type Profile struct {
 	// says why and goes on without them.
 	Cluster provider.Topology `json:"cluster"`
 	Job     loadgen.Job       `json:"job"`
+	// Repeat is how many times `kstep bench` runs the job, each time on a
+	// fresh cluster (a set of runs, what `kstep compare` judges); 0 is 1.
+	// --repeat overrides it.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 func (p *Profile) defaults() {
@@ -59,6 +63,9 @@ func (p *Profile) Validate() error {
 		return fmt.Errorf("profile: name is empty")
 	}
 	c := p.Cluster
+	if p.Repeat < 0 || p.Repeat > MaxRepeat {
+		return fmt.Errorf("profile %q: repeat %d is out of range: 1 to %d runs", p.Name, p.Repeat, MaxRepeat)
+	}
 	if c.Nodes() < 1 || c.APIServers < 1 || c.ControllerManagers < 1 || c.Schedulers < 1 {
 		return fmt.Errorf("profile %q: cluster needs at least one node, apiserver, controller-manager and scheduler: %s", p.Name, c)
 	}
@@ -80,6 +87,10 @@ func builtin(name string, objects int, replicas int32, real, hollow int, qps flo
 	return p
 }
 
+// MaxRepeat bounds a set: a hundred fresh clusters is already a day of
+// nightly runs.
+const MaxRepeat = 100
+
 // Builtin profiles by name.
 var Builtin = map[string]Profile{
 	// quick and nightly add 2 real nodes when the machine can run them.
@@ -88,8 +99,15 @@ var Builtin = map[string]Profile{
 	// sustains: at 50 ReplicaSets/s (150 pods/s) it saturated at 79 pods/s,
 	// latencies grew to seconds, a scheduler's 2 s Lease expired and nodes
 	// missed their grace period, so the run compared nothing night to night.
-	"nightly": builtin("nightly", 2000, 3, 2, 500, 20, 10, 20*time.Minute),
+	"nightly": repeated(5, builtin("nightly", 2000, 3, 2, 500, 20, 10, 20*time.Minute)),
 	"scale":   builtin("scale", 5000, 1, 0, 1000, 100, 20, 30*time.Minute),
+}
+
+// repeated sets a profile's Repeat: nightly runs five times, the fewest a
+// side at which the rank test of `kstep compare` can reach p < 0.05.
+func repeated(n int, p Profile) Profile {
+	p.Repeat = n
+	return p
 }
 
 // LoadProfile returns the built-in profile of that name or reads a file.

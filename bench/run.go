@@ -38,6 +38,8 @@ type Options struct {
 	Progress io.Writer
 	// Log gets one line per phase.
 	Log io.Writer
+	// Version is the kstep build, recorded in run.json.
+	Version string
 }
 
 // Run brings a cluster up, runs the profile's job, tears the cluster down and
@@ -78,7 +80,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	started := time.Now()
 	run := &results.Run{
 		Schema: results.Schema, ID: filepath.Base(out), Provider: opts.Provider, Runtime: "hollow", Profile: prof.Name,
-		Valid: true, StartedAt: started.UTC().Format(time.RFC3339),
+		Version: opts.Version, Valid: true, StartedAt: started.UTC().Format(time.RFC3339),
 	}
 	invalid := func(format string, a ...any) {
 		run.Valid = false
@@ -142,6 +144,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		invalid("load job: %v", lerr)
 	}
 	run.Disruptions = stopDisruptions()
+	run.Disrupted = len(run.Disruptions) > 0
 	for _, d := range run.Disruptions {
 		logf("disruption at +%.1fs: %s %s", d.AtS, d.Kind, d.Detail)
 	}
@@ -160,6 +163,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		run.API = apiLatency(servers)
 	}
 	cancel()
+	actors := p.Actors()
 	logf("tearing down")
 	down()
 	run.DurationS = time.Since(started).Seconds()
@@ -167,10 +171,11 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		run.Actors = actorUsage(u)
 	}
 
-	events, sums, err := ReadTraces(traces)
+	events, sums, sources, err := ReadTraces(traces)
 	if err != nil {
 		return nil, err
 	}
+	apiOf, hollow := observers(actors, sources)
 	var objects []types.UID
 	var pods []loadgen.PodOwner
 	if res != nil {
@@ -190,7 +195,8 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 			invalid("%d of %d pods seen Ready", res.Ready, res.Expected)
 		}
 	}
-	Analyze(Input{Events: events, Objects: objects, Pods: pods, Replicas: int(prof.Job.Object.Replicas)}, run)
+	Analyze(Input{Events: events, Objects: objects, Pods: pods, Replicas: int(prof.Job.Object.Replicas),
+		APIServerOf: apiOf, HollowActors: hollow, LatencyProfile: prof.Cluster.LatencyProfile}, run)
 
 	accountDrops(run, sums)
 
@@ -231,25 +237,63 @@ func waitNodes(ctx context.Context, cs kubernetes.Interface, want int, timeout t
 }
 
 // ReadTraces merges every <actor>.jsonl in dir, sorted by time, and returns
-// each sink's closing summary by actor (the file's name); an actor whose sink
-// has none maps to nil.
-func ReadTraces(dir string) ([]trace.Event, map[string]*trace.Summary, error) {
+// each sink's closing summary by actor (the file's name; an actor whose sink
+// has none maps to nil) and, for each name events carry in their actor
+// field, the file's actor (a kubelet stamps as kubelet-<node> into
+// node-<i>.jsonl).
+func ReadTraces(dir string) ([]trace.Event, map[string]*trace.Summary, map[string]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var all []trace.Event
 	sums := map[string]*trace.Summary{}
+	sources := map[string]string{}
 	for _, f := range files {
 		evs, sum, err := trace.ReadFile(f)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		for i := range evs {
+			if _, ok := sources[evs[i].Actor]; !ok {
+				sources[evs[i].Actor] = name
+			}
 		}
 		all = append(all, evs...)
-		sums[strings.TrimSuffix(filepath.Base(f), ".jsonl")] = sum
+		sums[name] = sum
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].TS < all[j].TS })
-	return all, sums, nil
+	return all, sums, sources, nil
+}
+
+// observers maps each stamping actor to the apiserver it talks to (as the
+// plan assigned it; the load generator uses the admin kubeconfig, whose
+// current context is the first apiserver) and lists the actors that run
+// hollow nodes.
+func observers(actors []provider.Actor, sources map[string]string) (apiOf map[string]string, hollow map[string]bool) {
+	byName := map[string]provider.Actor{}
+	first := ""
+	for _, a := range actors {
+		byName[a.Name] = a
+		if a.Role == provider.RoleAPIServer && first == "" {
+			first = a.Name
+		}
+	}
+	apiOf, hollow = map[string]string{}, map[string]bool{}
+	for stamper, file := range sources {
+		a := byName[file]
+		if a.APIServer != "" {
+			apiOf[stamper] = a.APIServer
+		}
+		if a.Role == provider.RoleHollowNodes {
+			hollow[stamper] = true
+		}
+	}
+	if first != "" {
+		apiOf[loadgen.Actor] = first
+	}
+	return apiOf, hollow
 }
 
 // actorUsage orders the provider's accounts by actor name.

@@ -198,6 +198,11 @@ const (
 	NodesHollow = "hollow" // pods on hollow nodes (simulated runtime)
 )
 
+// VerdictSimulated is the verdict of a transition that ran on the hollow
+// nodes' simulated runtime: it measures the latency profile, so it is set
+// beside no documented range.
+const VerdictSimulated = "simulated"
+
 // Step is one transition's latency distribution.
 type Step struct {
 	Step string `json:"step"` // ①, ②, ... or e2e

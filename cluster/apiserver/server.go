@@ -99,6 +99,7 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 				ProgressInterval: opts.BookmarkInterval / 2,
 				Log:              s.log,
 				Metrics:          cm,
+				Observe:          s.cacheStamps(r),
 			})
 		}
 		specs = append(specs, openapiResource(r))

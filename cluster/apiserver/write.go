@@ -337,7 +337,11 @@ func (q *request) bind() error {
 	if err != nil {
 		return err
 	}
-	_ = obj
+	// ⑤ ends here, when etcd acknowledged the binding: after the
+	// scheduler's pod.scheduled (it sent this request), before the reply.
+	if pod, ok := obj.(*corev1.Pod); ok && q.s.tracer != nil {
+		q.s.tracer.Emit(trace.PodBound, "Pod", pod.Namespace, pod.Name, pod.UID)
+	}
 	q.s.writeObject(q.w, q.r, http.StatusCreated, q.res, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
 	return nil

@@ -36,6 +36,10 @@ type Actor struct {
 	PID int `json:"pid"`
 	// LogPath is the file the actor's stdout and stderr go to.
 	LogPath string `json:"log"`
+	// APIServer is the apiserver an apiserver client talks to ("" for
+	// the others): the harness measures its watch latency from that
+	// apiserver's watch-cache stamps.
+	APIServer string `json:"apiserver,omitempty"`
 }
 
 // Running reports whether the actor has a live process.

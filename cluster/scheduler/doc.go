@@ -30,7 +30,8 @@
 //     expires after AssumeTTL.
 //   - FailedScheduling and Scheduled Events (client-go's record) and the
 //     PodScheduled=False condition tell users why a pod waits; step events
-//     pod.observed.scheduler, pod.scheduled and pod.bound go to the tracer.
+//     pod.observed.scheduler and pod.scheduled go to the tracer (pod.bound
+//     is the binding apiserver's: it ends ⑤ where etcd acknowledged it).
 //   - RunElected runs all of it only while holding the Lease
 //     kube-system/kstep-scheduler (cluster/leader); losing it cancels the
 //     term's context, and no binding starts after that.

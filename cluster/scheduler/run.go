@@ -48,6 +48,9 @@ type Options struct {
 	// QPS and Burst of the client: kstep aims at ≥ 1,000 bindings/s.
 	QPS   float32
 	Burst int
+	// BindDelay is a failpoint, for testing only: every binding waits this
+	// long before its call (Config.BindDelay).
+	BindDelay time.Duration
 }
 
 // DefaultOptions are the flags' defaults.
@@ -97,7 +100,7 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	tracer, err := trace.Open(opts.TraceFile, "scheduler")
+	tracer, err := trace.Open(opts.TraceFile, opts.Identity)
 	if err != nil {
 		return err
 	}
@@ -119,7 +122,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	cfg := Config{
 		Client: client, Configuration: cc, Parallelism: opts.Parallelism,
-		Tracer: tracer, Metrics: metrics, Log: log,
+		Tracer: tracer, Metrics: metrics, Log: log, BindDelay: opts.BindDelay,
 	}
 	var le *leader.Config
 	if opts.LeaderElect {

@@ -68,6 +68,12 @@ func (s *Scheduler) bind(ctx context.Context, fwk *framework.Framework, state *f
 	host := assumed.Spec.NodeName
 	var st *framework.Status
 	start := s.clock.Now()
+	if s.bindDelay > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(s.bindDelay):
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		st = framework.AsStatus(err)
 	} else {
@@ -75,8 +81,9 @@ func (s *Scheduler) bind(ctx context.Context, fwk *framework.Framework, state *f
 	}
 	if st.IsSuccess() {
 		_ = s.cache.FinishBinding(assumed)
+		// pod.bound is the binding apiserver's stamp (etcd acknowledged
+		// the binding), so ⑤ ends where it is persisted.
 		now := s.clock.Now()
-		s.tracer.EmitAt(now, trace.PodBound, "Pod", assumed.Namespace, assumed.Name, assumed.UID)
 		s.metrics.bound(true, now.Sub(start), now.Sub(p.FirstSeen))
 		s.queue.Done(assumed)
 		if s.recorder != nil {

@@ -44,8 +44,8 @@ type Config struct {
 	Registry framework.Registry
 	// Parallelism overrides the configuration's when positive.
 	Parallelism int
-	// Tracer stamps pod.observed.scheduler, pod.scheduled and pod.bound;
-	// nil records nothing.
+	// Tracer stamps pod.observed.scheduler and pod.scheduled (the binding
+	// apiserver stamps pod.bound); nil records nothing.
 	Tracer *trace.Tracer
 	// Metrics records attempts, latencies and queue lengths; nil records
 	// nothing.
@@ -66,6 +66,10 @@ type Config struct {
 	UnschedulableTimeout time.Duration
 	// BindConcurrency bounds binding calls in flight.
 	BindConcurrency int
+	// BindDelay is a failpoint, for testing only: each binding waits this
+	// long before its call, so a benchmark can prove that `kstep compare`
+	// flags a step that got slower (⑤ binding persisted).
+	BindDelay time.Duration
 }
 
 // Scheduler is kstep's scheduler for one term: informers feed the cache
@@ -80,10 +84,12 @@ type Scheduler struct {
 	algo     *algorithm
 	clock    clock.WithTicker
 	tracer   *trace.Tracer
-	metrics  *Metrics
-	recorder record.EventRecorder
-	log      *slog.Logger
-	exec     executor
+	// bindDelay is Config.BindDelay (a failpoint).
+	bindDelay time.Duration
+	metrics   *Metrics
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	exec      executor
 }
 
 // New builds a Scheduler; nothing runs until Run.
@@ -135,16 +141,17 @@ func newScheduler(cfg Config, exec executor) (*Scheduler, error) {
 		seed = uint64(clk.Now().UnixNano())
 	}
 	s := &Scheduler{
-		client:   cfg.Client,
-		profiles: map[string]*framework.Framework{},
-		cache:    cache.New(ttl, clk),
-		snapshot: cache.NewEmptySnapshot(),
-		clock:    clk,
-		tracer:   cfg.Tracer,
-		metrics:  cfg.Metrics,
-		recorder: cfg.Recorder,
-		log:      log,
-		exec:     exec,
+		client:    cfg.Client,
+		profiles:  map[string]*framework.Framework{},
+		cache:     cache.New(ttl, clk),
+		snapshot:  cache.NewEmptySnapshot(),
+		clock:     clk,
+		tracer:    cfg.Tracer,
+		bindDelay: cfg.BindDelay,
+		metrics:   cfg.Metrics,
+		recorder:  cfg.Recorder,
+		log:       log,
+		exec:      exec,
 	}
 	par := framework.NewParallelizer(parallelism)
 	var pct int32

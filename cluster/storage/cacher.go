@@ -134,6 +134,14 @@ type CacherConfig struct {
 	ProgressInterval time.Duration
 	Log              *slog.Logger
 	Metrics          *CacheMetrics
+	// Observe, when set, sees every change the cache applies from its etcd
+	// watch, in revision order, before any watcher is offered it: at is
+	// when the watch response arrived, prev is nil for a creation, cur nil
+	// for a deletion. It runs under the cache's lock on the fan-out path,
+	// so it must be cheap and never block (the apiserver stamps the step
+	// tracer here: the earliest moment this apiserver can deliver the
+	// change, which causally precedes every watcher's receipt).
+	Observe func(at time.Time, prev, cur runtime.Object)
 }
 
 // CacheMetrics are shared by every cacher of one apiserver.
@@ -454,6 +462,10 @@ func (c *Cacher) setRVLocked(rev int64) {
 // apply decodes a batch of etcd events, outside the lock, then applies and
 // dispatches them in order under it.
 func (c *Cacher) apply(evs []*clientv3.Event) {
+	var at time.Time
+	if c.cfg.Observe != nil {
+		at = time.Now()
+	}
 	type decoded struct {
 		key string
 		obj runtime.Object
@@ -494,6 +506,16 @@ func (c *Cacher) apply(evs []*clientv3.Event) {
 			delete(c.items, d.key)
 		}
 		c.push(ev)
+		if c.cfg.Observe != nil {
+			var prev, cur runtime.Object
+			if ev.prev != nil {
+				prev = ev.prev.Object
+			}
+			if ev.cur != nil {
+				cur = ev.cur.Object
+			}
+			c.cfg.Observe(at, prev, cur)
+		}
 		c.dispatch(ev)
 		maxRV = max(maxRV, d.rv)
 	}

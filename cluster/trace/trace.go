@@ -34,6 +34,20 @@ const (
 	PodReadyObserved    = "pod.ready.observed"     // ⑧ the client's watch saw Ready
 )
 
+// The watch-cache stamps: an apiserver's watch cache received a change from
+// etcd, before it offered the change to any watcher. Every apiserver stamps
+// them, so a watcher's receipt (rs.observed, pod.observed.*, endpoints,
+// pod.ready.observed) is measured from its own apiserver's: the writer's
+// acknowledgement (rs.persisted, pod.persisted, pod.bound,
+// pod.status.persisted) does not precede it, because etcd notifies watchers
+// before it answers the writer.
+const (
+	RSCached       = "rs.cached"        // a ReplicaSet was created
+	PodCached      = "pod.cached"       // a pod was created
+	PodBoundCached = "pod.bound.cached" // a pod got its spec.nodeName
+	PodReadyCached = "pod.ready.cached" // a pod's Ready condition became True
+)
+
 // Event is one stamp. TS is nanoseconds since the Unix epoch on the host's
 // clock: every actor of a run shares it.
 type Event struct {

@@ -3,11 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/montanaflynn/stats"
+	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -19,41 +23,89 @@ import (
 func newBenchCmd() *cobra.Command {
 	var profile, providerName, out, binary string
 	var noProgress bool
+	var repeat int
+	var extra provider.Topology // only its *Args fields: appended to the profile's
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Bring a cluster up, run a load profile, and report per-step latency",
 		Long: `Bring a cluster up (--provider auto: in Docker containers when a Docker
-daemon answers, else as processes) with hollow nodes, run a load
-profile (built in: quick, nightly, scale; or a BenchProfile YAML file), tear
-the cluster down, and report every step's latency beside the seed's
-documented range. The run directory gets run.json, events.jsonl.gz,
-steps.csv, report.md and report.html. Exits 1 when the run is invalid.`,
-		Args: cobra.NoArgs,
+daemon answers, else as processes), run a load profile (built in: quick,
+nightly, scale; or a BenchProfile YAML file), tear the cluster down, and
+report every step's latency beside the documented time scales. The run
+directory gets run.json, events.jsonl.gz, steps.csv, report.md and
+report.html.
+
+--repeat N (or the profile's repeat:) runs the load N times, each on a fresh
+cluster, into <out>/run-01 ... run-NN with <out>/set.json: a set, what
+"kstep compare" judges.
+
+Exit status: 0 every run valid; 2 a run is invalid (a pod missed a step, a
+trace lost events, a sample ended before it began) or a usage error; 3 the
+harness failed (a cluster did not come up, nothing was measured).`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			prof, err := bench.LoadProfile(profile)
 			if err != nil {
-				return err
+				return usageError{err}
+			}
+			c := &prof.Cluster
+			c.APIServerArgs = append(c.APIServerArgs, extra.APIServerArgs...)
+			c.ControllerManagerArgs = append(c.ControllerManagerArgs, extra.ControllerManagerArgs...)
+			c.SchedulerArgs = append(c.SchedulerArgs, extra.SchedulerArgs...)
+			c.NodeArgs = append(c.NodeArgs, extra.NodeArgs...)
+			c.HollowArgs = append(c.HollowArgs, extra.HollowArgs...)
+			n := max(prof.Repeat, 1)
+			if cmd.Flags().Changed("repeat") {
+				n = repeat
+			}
+			if n < 1 || n > bench.MaxRepeat {
+				return usageError{fmt.Errorf("--repeat %d is out of range: 1 to %d runs", n, bench.MaxRepeat)}
 			}
 			if out == "" {
 				name := strings.TrimSuffix(filepath.Base(prof.Name), filepath.Ext(prof.Name))
 				out = filepath.Join("results", "runs", time.Now().Format("20060102-150405")+"-"+name)
 			}
-			opts := bench.Options{Binary: binary, OutDir: out, Provider: providerName, Log: cmd.ErrOrStderr()}
+			opts := bench.Options{Binary: binary, OutDir: out, Provider: providerName, Log: cmd.ErrOrStderr(), Version: version}
 			if !noProgress && term.IsTerminal(int(os.Stderr.Fd())) {
 				opts.Progress = os.Stderr
 			}
-			run, err := bench.Run(ctx, prof, opts)
-			if err != nil {
-				return err
+			w := cmd.OutOrStdout()
+			var runs []*results.Run
+			if n == 1 {
+				run, err := bench.Run(ctx, prof, opts)
+				if err != nil {
+					return harnessFailed{err}
+				}
+				runs = []*results.Run{run}
+				if err := results.Table(w, run); err != nil {
+					return harnessFailed{err}
+				}
+				fmt.Fprintln(w, "report:", filepath.Join(out, "report.md"))
+			} else {
+				runs, err = bench.RunSet(ctx, prof, opts, n)
+				if len(runs) > 0 {
+					if terr := setTable(w, runs); terr != nil && err == nil {
+						err = terr
+					}
+					fmt.Fprintln(w, "set:", out)
+				}
+				if err != nil {
+					return harnessFailed{err}
+				}
 			}
-			if err := results.Table(cmd.OutOrStdout(), run); err != nil {
-				return err
+			var bad []string
+			for i, r := range runs {
+				if r.Disrupted {
+					fmt.Fprintf(cmd.ErrOrStderr(), "kstep bench: run %d is disrupted (%d disruptions): compare refuses it unless --force\n", i+1, len(r.Disruptions))
+				}
+				if !r.Valid {
+					bad = append(bad, fmt.Sprintf("run %d: %s", i+1, strings.Join(r.Invalid, "; ")))
+				}
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "report:", filepath.Join(out, "report.md"))
-			if !run.Valid {
-				return errors.New("the run is invalid: " + strings.Join(run.Invalid, "; "))
+			if len(bad) > 0 {
+				return invalidRun{errors.New("invalid: " + strings.Join(bad, " | "))}
 			}
 			return nil
 		},
@@ -61,8 +113,64 @@ steps.csv, report.md and report.html. Exits 1 when the run is invalid.`,
 	f := cmd.Flags()
 	f.StringVar(&profile, "profile", "quick", "built-in profile (quick, nightly, scale) or a BenchProfile YAML file")
 	f.StringVar(&providerName, "provider", provider.Auto, providerFlagUsage)
-	f.StringVar(&out, "out", "", "run directory (default results/runs/<timestamp>-<profile>)")
+	f.StringVar(&out, "out", "", "run directory, or set directory with --repeat (default results/runs/<timestamp>-<profile>)")
 	f.StringVar(&binary, "kstep-binary", "", "kstep binary the actors run (default: this one)")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bars (they are off anyway when stderr is not a terminal)")
+	f.IntVar(&repeat, "repeat", 1, "run the load this many times, each on a fresh cluster (default: the profile's repeat, else 1)")
+	f.StringSliceVar(&extra.APIServerArgs, "apiserver-arg", nil, "extra flag for every apiserver, after the profile's (repeatable)")
+	f.StringSliceVar(&extra.ControllerManagerArgs, "controller-manager-arg", nil, "extra flag for every controller-manager (repeatable)")
+	f.StringSliceVar(&extra.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable)")
+	f.StringSliceVar(&extra.NodeArgs, "node-arg", nil, "extra flag for every real node (repeatable)")
+	f.StringSliceVar(&extra.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor (repeatable)")
 	return cmd
+}
+
+// setTable prints one line per run and, per step, the median of the runs'
+// p50 and p99 with their range: the spread between runs that compare
+// judges.
+func setTable(w io.Writer, runs []*results.Run) error {
+	t := tablewriter.NewWriter(w)
+	t.Header("run", "valid", "disrupted", "pods", "pods/s", "e2e p50 ms", "e2e p99 ms")
+	for i, r := range runs {
+		_ = t.Append([]string{results.RunDirName(i + 1), fmt.Sprint(r.Valid), fmt.Sprint(r.Disrupted), fmt.Sprint(r.Pods),
+			fmt.Sprintf("%.1f", r.Throughput.PodsPerS), f2(r.EndToEnd.P50), f2(r.EndToEnd.P99)})
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	type agg struct {
+		s        results.Step
+		p50, p99 []float64
+	}
+	var order []string
+	by := map[string]*agg{}
+	for _, r := range runs {
+		for _, s := range append(append([]results.Step(nil), r.Steps...), r.EndToEnd) {
+			a := by[s.Key()]
+			if a == nil {
+				a = &agg{s: s}
+				by[s.Key()] = a
+				order = append(order, s.Key())
+			}
+			a.p50, a.p99 = append(a.p50, s.P50), append(a.p99, s.P99)
+		}
+	}
+	t = tablewriter.NewWriter(w)
+	t.Header("step", "transition", "nodes", "runs", "p50 median", "p50 range", "p99 median", "p99 range")
+	for _, k := range order {
+		a := by[k]
+		_ = t.Append([]string{a.s.Step, a.s.Name, a.s.Nodes, fmt.Sprint(len(a.p50)), f2(median(a.p50)), span(a.p50), f2(median(a.p99)), span(a.p99)})
+	}
+	return t.Render()
+}
+
+func median(v []float64) float64 {
+	m, _ := stats.Median(v)
+	return m
+}
+
+func span(v []float64) string {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return f2(s[0]) + "–" + f2(s[len(s)-1])
 }

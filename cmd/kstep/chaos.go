@@ -20,7 +20,8 @@ import (
 const (
 	chaosPassed    = 0
 	chaosGateFail  = 1
-	chaosCouldNot  = 2
+	chaosCouldNot  = exitHarness
+	chaosUsage     = exitInvalid
 	scenarioSuite  = "all"
 	chaosRunPrefix = "chaos-"
 )
@@ -48,7 +49,9 @@ run). --gate is "default" (strict), "ci" (generous times, same invariants)
 or a Gate YAML file. The run directory gets chaos.json, chaos.md and
 chaos.html, the actors' traces and logs.
 
-Exit status: 0 the gate passed, 1 it failed, 2 the run could not complete.`,
+Exit status: 0 the gate passed, 1 it failed, 2 a usage error (a bad flag,
+scenario or gate file), 3 the run could not complete (before this release
+that was 2).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if list {
@@ -63,7 +66,7 @@ Exit status: 0 the gate passed, 1 it failed, 2 the run could not complete.`,
 				g, err := chaos.LoadGate(gate)
 				if err != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "kstep chaos:", err)
-					return chaosCouldNot
+					return chaosUsage
 				}
 				pname, err := provider.Resolve(ctx, providerName, cmd.ErrOrStderr())
 				if err != nil {
@@ -83,7 +86,7 @@ Exit status: 0 the gate passed, 1 it failed, 2 the run could not complete.`,
 					sc, err := chaos.Load(name)
 					if err != nil {
 						fmt.Fprintln(cmd.ErrOrStderr(), "kstep chaos:", err)
-						return chaosCouldNot
+						return chaosUsage
 					}
 					dir := out
 					if len(names) > 1 {

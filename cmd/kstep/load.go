@@ -30,7 +30,8 @@ answer (a broken connection, a 5xx, a 429) is tried again. A load killed
 mid-run and run again therefore converges to the same set of objects.
 
 Exit status: 0 every object created and every pod Ready, 1 the job failed
-(writes failed or pods not Ready in time), 2 bad flags or no cluster.`,
+(writes failed or pods not Ready in time), 2 bad flags or no cluster, 3 it
+could not write its result files.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			job, err := loadJob(cmd, profile, jobFile, flags)
@@ -55,13 +56,13 @@ Exit status: 0 every object created and every pod Ready, 1 the job failed
 				if writeLog != "" {
 					wl := loadgen.WriteLogOf(res.Writes)
 					if err := wl.WriteFile(writeLog); err != nil {
-						return err
+						return harnessFailed{err}
 					}
 				}
 				if resultFile != "" {
 					b, _ := json.MarshalIndent(res, "", "  ")
 					if err := os.WriteFile(resultFile, append(b, '\n'), 0o644); err != nil {
-						return err
+						return harnessFailed{err}
 					}
 				}
 				fmt.Fprintf(stderr, "kstep load: %d writes acknowledged, %d failed; %d of %d pods Ready\n",

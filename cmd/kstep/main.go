@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -17,25 +18,79 @@ var version = "dev"
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "kstep:", err)
-		var ec interface{ ExitCode() int }
-		if errors.As(err, &ec) {
-			os.Exit(ec.ExitCode())
-		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// The exit codes of every kstep command, one table (README, "Exit codes"):
+// CI must tell "the cluster got slower" from "the run cannot be judged"
+// from "the harness broke".
+const (
+	exitOK = 0
+	// exitFailed: a regression, a failed gate, a load job that failed.
+	exitFailed = 1
+	// exitInvalid: an invalid run, runs that are not comparable, or a
+	// usage error (bad flags, bad input, no cluster to talk to).
+	exitInvalid = 2
+	// exitHarness: the harness itself failed (a cluster that did not come
+	// up, a run that could not complete): nothing was measured.
+	exitHarness = 3
+)
+
+// exitCode is err's exit code: its own when it has one, exitInvalid for
+// cobra's usage errors (unknown command or flag, wrong arguments), and
+// otherwise exitHarness: an error nobody classified is kstep failing.
+func exitCode(err error) int {
+	var ec interface{ ExitCode() int }
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "required flag", "accepts ", "invalid argument"} {
+		if strings.HasPrefix(msg, p) || strings.Contains(msg, "flag needs an argument") {
+			return exitInvalid
+		}
+	}
+	return exitHarness
 }
 
 // usageError exits 2: bad flags or input, or no cluster to talk to.
 type usageError struct{ error }
 
-func (e usageError) ExitCode() int { return 2 }
+func (e usageError) ExitCode() int { return exitInvalid }
 func (e usageError) Unwrap() error { return e.error }
 
-// jobFailed exits 1: the command ran and what it did failed.
+// invalidRun exits 2: the run finished, but what it measured cannot be
+// trusted (a pod missed a step, a trace lost events, a sample ended before
+// it began).
+type invalidRun struct{ error }
+
+func (e invalidRun) ExitCode() int { return exitInvalid }
+func (e invalidRun) Unwrap() error { return e.error }
+
+// jobFailed exits 1: the command ran and what it did failed (a
+// regression, a gate, a load job).
 type jobFailed struct{ error }
 
-func (e jobFailed) ExitCode() int { return 1 }
+func (e jobFailed) ExitCode() int { return exitFailed }
 func (e jobFailed) Unwrap() error { return e.error }
+
+// harnessFailed exits 3: kstep could not do what it was asked (a cluster
+// that would not start, a run dir it could not write).
+type harnessFailed struct{ error }
+
+func (e harnessFailed) ExitCode() int { return exitHarness }
+func (e harnessFailed) Unwrap() error { return e.error }
+
+// usageArgs wraps a cobra argument check so its complaint exits 2.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -49,6 +104,7 @@ are the cluster's actors, which kstep up runs as child processes.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newVersionCmd(),
 		newUpCmd(),

@@ -36,7 +36,7 @@ kube-system/kstep-scheduler schedules, and a standby takes over when it stops.`,
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", opts.Kubeconfig, "kubeconfig of the apiserver (required)")
 	f.StringVar(&opts.Identity, "name", opts.Identity, "identity of this scheduler in the Lease, logs and events")
 	f.StringVar(&opts.ConfigFile, "config", opts.ConfigFile, "KubeSchedulerConfiguration YAML: profiles, plugins enabled/disabled, score weights (default: one default-scheduler profile)")
-	f.StringVar(&opts.TraceFile, "trace-file", opts.TraceFile, "append step events (pod.observed.scheduler, pod.scheduled, pod.bound) as JSON lines to this file")
+	f.StringVar(&opts.TraceFile, "trace-file", opts.TraceFile, "append step events (pod.observed.scheduler, pod.scheduled) as JSON lines to this file")
 	f.IntVar(&opts.Parallelism, "parallelism", opts.Parallelism, "goroutines filtering and scoring nodes (default: the config's, 16)")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "schedule only while holding the Lease kube-system/"+scheduler.LeaseName)
 	f.DurationVar(&opts.LeaseDuration, "leader-elect-lease-duration", opts.LeaseDuration, "how long a lease is valid without renewal")
@@ -45,6 +45,8 @@ kube-system/kstep-scheduler schedules, and a standby takes over when it stops.`,
 	f.StringVar(&opts.MetricsListen, "metrics-listen", opts.MetricsListen, "host:port serving /metrics (Prometheus), /healthz and /debug/pprof (default: off)")
 	f.Float32Var(&opts.QPS, "kube-api-qps", opts.QPS, "client-side request rate limit to the apiserver")
 	f.IntVar(&opts.Burst, "kube-api-burst", opts.Burst, "client-side request burst to the apiserver")
+	f.DurationVar(&opts.BindDelay, "failpoint-bind-delay", 0, "testing only: every binding waits this long before its call (step ⑤ grows by it)")
+	_ = f.MarkHidden("failpoint-bind-delay")
 	_ = cmd.MarkFlagRequired("kubeconfig")
 	return cmd
 }

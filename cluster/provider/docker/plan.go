@@ -67,7 +67,7 @@ func plan(spec provider.Spec, id string, images map[string]string, hostPorts []i
 			image = images[nodeImage.kind]
 		}
 		a := actorState{
-			Actor:     provider.Actor{Name: c.Name, Role: c.Role, Endpoint: ep, LogPath: provider.LogPath(spec.StateDir, c.Name)},
+			Actor:     provider.Actor{Name: c.Name, Role: c.Role, Endpoint: ep, LogPath: provider.LogPath(spec.StateDir, c.Name), APIServer: c.APIServer},
 			Component: c,
 			Container: containerName(id, c.Name), Alias: c.Name, Image: image,
 			Port: c.Ports[c.Serve], HostPort: hp, ReadyURL: ep + c.ReadyPath,

@@ -323,7 +323,7 @@ func (p *Provider) plan() ([]actorState, error) {
 	for _, c := range provider.Plan(p.cfg.Topology, addr) {
 		ep := fmt.Sprintf("%s://127.0.0.1:%d", c.Scheme, c.Ports[c.Serve])
 		out = append(out, actorState{
-			Actor:       provider.Actor{Name: c.Name, Role: c.Role, Endpoint: ep, LogPath: provider.LogPath(dir, c.Name)},
+			Actor:       provider.Actor{Name: c.Name, Role: c.Role, Endpoint: ep, LogPath: provider.LogPath(dir, c.Name), APIServer: c.APIServer},
 			Args:        c.Args,
 			Ports:       c.Ports,
 			DataDir:     c.DataDir,

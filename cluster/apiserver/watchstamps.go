@@ -1,0 +1,58 @@
+package apiserver
+
+import (
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kstep-dev/kstep/cluster/trace"
+)
+
+// cacheStamps returns the watch cache's Observe hook for r: it stamps the
+// watch-cache steps (trace.RSCached, PodCached, PodBoundCached,
+// PodReadyCached) when this apiserver's etcd watch delivers the change, so
+// each watcher's receipt is measured from a stamp that causally precedes it
+// (the writer's own acknowledgement does not: etcd notifies watchers first).
+// nil for resources no step concerns, and when the apiserver traces nothing.
+func (s *Server) cacheStamps(r *resource) func(time.Time, runtime.Object, runtime.Object) {
+	switch {
+	case r.gvr.Group == "apps" && r.gvr.Resource == "replicasets":
+		return func(at time.Time, prev, cur runtime.Object) {
+			if prev != nil || s.tracer == nil {
+				return
+			}
+			if rs, ok := cur.(*appsv1.ReplicaSet); ok {
+				s.tracer.EmitAt(at, trace.RSCached, "ReplicaSet", rs.Namespace, rs.Name, rs.UID)
+			}
+		}
+	case r.gvr.Group == "" && r.gvr.Resource == "pods":
+		return func(at time.Time, prev, cur runtime.Object) {
+			pod, ok := cur.(*corev1.Pod)
+			if !ok || s.tracer == nil {
+				return
+			}
+			old, _ := prev.(*corev1.Pod)
+			if old == nil {
+				s.tracer.EmitAt(at, trace.PodCached, "Pod", pod.Namespace, pod.Name, pod.UID)
+			}
+			if pod.Spec.NodeName != "" && (old == nil || old.Spec.NodeName == "") {
+				s.tracer.EmitAt(at, trace.PodBoundCached, "Pod", pod.Namespace, pod.Name, pod.UID)
+			}
+			if podReady(pod) && (old == nil || !podReady(old)) {
+				s.tracer.EmitAt(at, trace.PodReadyCached, "Pod", pod.Namespace, pod.Name, pod.UID)
+			}
+		}
+	}
+	return nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for i := range p.Status.Conditions {
+		if c := &p.Status.Conditions[i]; c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
