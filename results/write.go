@@ -12,7 +12,8 @@ import (
 	"github.com/kstep-dev/kstep/cluster/trace"
 )
 
-// WriteRun writes run.json, steps.csv, report.md and report.html into dir.
+// WriteRun writes run.json, steps.csv, report.md, report.html and
+// metrics.prom into dir.
 func WriteRun(dir string, r *Run) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("run dir: %w", err)
@@ -33,7 +34,7 @@ func WriteRun(dir string, r *Run) error {
 	if err := os.WriteFile(filepath.Join(dir, "report.html"), []byte(HTML(r)), 0o644); err != nil {
 		return fmt.Errorf("report.html: %w", err)
 	}
-	return nil
+	return writeMetrics(filepath.Join(dir, "metrics.prom"), r)
 }
 
 func writeCSV(path string, r *Run) error {

@@ -10,10 +10,16 @@ import (
 )
 
 func newReportCmd() *cobra.Command {
-	return &cobra.Command{
+	var pushgateway string
+	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
-		Short: "Re-render a run's step table, report.md and report.html from its run.json",
-		Args:  cobra.ExactArgs(1),
+		Short: "Re-render a run's step table, report.md, report.html and metrics.prom from its run.json",
+		Long: `Re-render a run's step table, report.md, report.html and metrics.prom
+(its figures in the Prometheus text format) from its run.json. With
+--pushgateway, push the same metrics to a Prometheus Pushgateway under
+job="kstep", grouped by the run's profile and provider: the push replaces
+the last run of that profile and provider.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			run, err := results.ReadRun(args[0])
 			if err != nil {
@@ -26,7 +32,17 @@ func newReportCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "report:", filepath.Join(args[0], "report.md"))
+			// After rendering: a gateway that is down costs the push, not
+			// the report.
+			if pushgateway != "" {
+				if err := results.Push(cmd.Context(), pushgateway, run); err != nil {
+					return jobFailed{err}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "pushed: %s (job %s, profile %q, provider %q)\n", pushgateway, results.Job, run.Profile, run.Provider)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&pushgateway, "pushgateway", "", "push the run's metrics to the Prometheus Pushgateway at this URL (e.g. http://127.0.0.1:9091)")
+	return cmd
 }
