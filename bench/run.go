@@ -40,6 +40,9 @@ type Options struct {
 	Log io.Writer
 	// Version is the kstep build, recorded in run.json.
 	Version string
+	// OnRun, when set, is called by RunSet after each run is written (to
+	// push its figures while the next one runs).
+	OnRun func(dir string, r *results.Run)
 }
 
 // Run brings a cluster up, runs the profile's job, tears the cluster down and

@@ -32,6 +32,9 @@ func RunSet(ctx context.Context, prof *Profile, opts Options, n int) ([]*results
 			return runs, fmt.Errorf("run %d of %d: %w", i, n, err)
 		}
 		runs = append(runs, r)
+		if opts.OnRun != nil {
+			opts.OnRun(o.OutDir, r)
+		}
 		m.Provider = r.Provider
 		m.Runs = append(m.Runs, results.RunDirName(i))
 		if err := results.WriteSetManifest(opts.OutDir, m); err != nil {

@@ -24,6 +24,7 @@ func newBenchCmd() *cobra.Command {
 	var profile, providerName, out, binary string
 	var noProgress bool
 	var repeat int
+	var pushgateway string
 	var extra provider.Topology // only its *Args fields: appended to the profile's
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -41,7 +42,12 @@ cluster, into <out>/run-01 ... run-NN with <out>/set.json: a set, what
 
 Exit status: 0 every run valid; 2 a run is invalid (a pod missed a step, a
 trace lost events, a sample ended before it began) or a usage error; 3 the
-harness failed (a cluster did not come up, nothing was measured).`,
+harness failed (a cluster did not come up, nothing was measured; or a
+--pushgateway push failed: the runs are written).
+
+Every run also writes metrics.prom, its figures in the Prometheus text
+format; --pushgateway pushes them after each run (job "kstep", grouped by
+profile and provider).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signalContext(cmd.Context())
@@ -72,6 +78,21 @@ harness failed (a cluster did not come up, nothing was measured).`,
 				opts.Progress = os.Stderr
 			}
 			w := cmd.OutOrStdout()
+			// A push that fails costs the push, not the run: it is
+			// reported and the command exits 3 after every run.
+			var pushErr error
+			push := func(_ string, r *results.Run) {
+				if pushgateway == "" {
+					return
+				}
+				if err := results.Push(ctx, pushgateway, r); err != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "kstep bench:", err)
+					pushErr = err
+					return
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "kstep bench: pushed run %s to %s\n", r.ID, pushgateway)
+			}
+			opts.OnRun = push
 			var runs []*results.Run
 			if n == 1 {
 				run, err := bench.Run(ctx, prof, opts)
@@ -79,6 +100,7 @@ harness failed (a cluster did not come up, nothing was measured).`,
 					return harnessFailed{err}
 				}
 				runs = []*results.Run{run}
+				push(out, run)
 				if err := results.Table(w, run); err != nil {
 					return harnessFailed{err}
 				}
@@ -107,6 +129,9 @@ harness failed (a cluster did not come up, nothing was measured).`,
 			if len(bad) > 0 {
 				return invalidRun{errors.New("invalid: " + strings.Join(bad, " | "))}
 			}
+			if pushErr != nil {
+				return harnessFailed{fmt.Errorf("push: %w", pushErr)}
+			}
 			return nil
 		},
 	}
@@ -116,6 +141,7 @@ harness failed (a cluster did not come up, nothing was measured).`,
 	f.StringVar(&out, "out", "", "run directory, or set directory with --repeat (default results/runs/<timestamp>-<profile>)")
 	f.StringVar(&binary, "kstep-binary", "", "kstep binary the actors run (default: this one)")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bars (they are off anyway when stderr is not a terminal)")
+	f.StringVar(&pushgateway, "pushgateway", "", "push each run's metrics (metrics.prom) to the Prometheus Pushgateway at this URL, e.g. http://127.0.0.1:9091")
 	f.IntVar(&repeat, "repeat", 1, "run the load this many times, each on a fresh cluster (default: the profile's repeat, else 1)")
 	f.StringSliceVar(&extra.APIServerArgs, "apiserver-arg", nil, "extra flag for every apiserver, after the profile's (repeatable)")
 	f.StringSliceVar(&extra.ControllerManagerArgs, "controller-manager-arg", nil, "extra flag for every controller-manager (repeatable)")

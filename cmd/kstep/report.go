@@ -19,24 +19,24 @@ func newReportCmd() *cobra.Command {
 --pushgateway, push the same metrics to a Prometheus Pushgateway under
 job="kstep", grouped by the run's profile and provider: the push replaces
 the last run of that profile and provider.`,
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			run, err := results.ReadRun(args[0])
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			if err := results.WriteRun(args[0], run); err != nil {
-				return err
+				return harnessFailed{err}
 			}
 			if err := results.Table(cmd.OutOrStdout(), run); err != nil {
-				return err
+				return harnessFailed{err}
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "report:", filepath.Join(args[0], "report.md"))
 			// After rendering: a gateway that is down costs the push, not
 			// the report.
 			if pushgateway != "" {
 				if err := results.Push(cmd.Context(), pushgateway, run); err != nil {
-					return jobFailed{err}
+					return harnessFailed{err}
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "pushed: %s (job %s, profile %q, provider %q)\n", pushgateway, results.Job, run.Profile, run.Provider)
 			}

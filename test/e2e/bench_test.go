@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kstep-dev/kstep/results"
+)
+
+// runBench runs `kstep bench` like a user and returns its exit code and
+// output.
+func runBench(t *testing.T, timeout time.Duration, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	b, err := exec.CommandContext(ctx, binary(t), append([]string{"bench", "--no-progress"}, args...)...).CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), string(b)
+	} else if err != nil {
+		t.Fatalf("kstep bench: %v\n%s", err, b)
+	}
+	return 0, string(b)
+}
+
+// TestBenchQuickCausal runs the quick profile three times on each provider
+// (a set: --repeat 3): every run is valid, no transition has a negative
+// sample (each starts from a stamp that causally precedes its end), pods on
+// real and hollow nodes are reported apart, and ⑦ on hollow nodes is
+// simulated, with no verdict.
+func TestBenchQuickCausal(t *testing.T) {
+	for _, prov := range []string{"process", "docker"} {
+		t.Run(prov, func(t *testing.T) {
+			if prov == "docker" {
+				needDocker(t)
+			}
+			out := filepath.Join(t.TempDir(), "set")
+			start := time.Now()
+			code, output := runBench(t, 20*time.Minute, "--profile", "quick", "--provider", prov, "--repeat", "3", "--out", out)
+			t.Logf("3 quick runs on %s in %s", prov, time.Since(start).Round(time.Second))
+			if code != 0 {
+				t.Fatalf("exit %d, want 0:\n%s", code, output)
+			}
+			set, err := results.ReadSet(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(set.Runs) != 3 {
+				t.Fatalf("%d runs in the set, want 3", len(set.Runs))
+			}
+			for i, r := range set.Runs {
+				if !r.Valid || len(r.Negative) > 0 {
+					t.Errorf("run %d: valid=%v %v, negative samples %+v", i+1, r.Valid, r.Invalid, r.Negative)
+				}
+				if r.Provider != prov || r.Profile != "quick" {
+					t.Errorf("run %d: provider %q profile %q", i+1, r.Provider, r.Profile)
+				}
+				low := 0.0
+				for _, s := range append(append([]results.Step(nil), r.Steps...), r.EndToEnd) {
+					for _, v := range s.SamplesMS {
+						low = min(low, v)
+						if v < 0 {
+							t.Errorf("run %d: %s %s (%s) has a negative sample %.3f ms", i+1, s.Step, s.Name, s.Nodes, v)
+							break
+						}
+					}
+					if s.Simulated != (s.Nodes == results.NodesHollow && s.Step[0:len("⑦")] == "⑦") {
+						t.Errorf("run %d: %s %s (%s) simulated=%v", i+1, s.Step, s.Name, s.Nodes, s.Simulated)
+					}
+					if s.Simulated && s.Verdict != results.VerdictSimulated {
+						t.Errorf("run %d: simulated %s %s has the verdict %q", i+1, s.Step, s.Name, s.Verdict)
+					}
+				}
+				kinds := map[string]results.Population{}
+				for _, p := range r.Populations {
+					kinds[p.Nodes] = p
+				}
+				if _, ok := kinds[results.NodesHollow]; !ok {
+					t.Errorf("run %d: no hollow population: %+v", i+1, r.Populations)
+				}
+				if real := r.Cluster.Topology.RealNodes > 0; real {
+					p, ok := kinds[results.NodesReal]
+					if !ok || p.Pods == 0 || p.Runtime != "containerd" {
+						t.Errorf("run %d: real nodes ran, but the real population is %+v", i+1, p)
+					}
+					t.Logf("run %d: ⑦ share of the total on real nodes p50 %.1f %% (documented %v)", i+1, p.Step7SharePct.P50, results.DocumentedStep7Share)
+				}
+			}
+		})
+	}
+}
