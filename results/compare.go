@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -152,8 +153,18 @@ func CompareSets(base, cur *Set, o CompareOptions) *Comparison {
 	c.Warnings = warnings
 	c.Concluded = MinP(c.BaseRuns, c.NewRuns) < o.Alpha
 	if !c.Concluded {
-		refused = append(refused, fmt.Sprintf("too few runs: %d base and %d new runs cannot reach p < %g (the smallest two-sided p they allow is %.3g); need at least %d runs a side",
-			c.BaseRuns, c.NewRuns, o.Alpha, MinP(c.BaseRuns, c.NewRuns), c.MinRuns))
+		msg := fmt.Sprintf("too few runs: %d base and %d new runs cannot reach p < %g (the smallest two-sided p they allow is %.3g); need at least %d runs a side",
+			c.BaseRuns, c.NewRuns, o.Alpha, MinP(c.BaseRuns, c.NewRuns), c.MinRuns)
+		// Uneven sides can do with fewer on one side: say what the
+		// larger side's count asks of the other.
+		if more := max(c.BaseRuns, c.NewRuns); more > c.MinRuns {
+			other := "new"
+			if c.NewRuns == more {
+				other = "base"
+			}
+			msg += fmt.Sprintf(", or %d %s runs beside these %d", minOther(more, o.Alpha), other, more)
+		}
+		refused = append(refused, msg)
 	}
 	if len(refused) > 0 {
 		if !o.Force {
@@ -329,11 +340,15 @@ func topologyDiff(a, b provider.Topology) []topoField {
 	var out []topoField
 	for i := range t.NumField() {
 		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || tag == "-" {
+			continue // not in run.json: nothing a run could differ in
+		}
 		x, y := va.Field(i).Interface(), vb.Field(i).Interface()
 		if reflect.DeepEqual(x, y) {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name := tag
 		if name == "" {
 			name = f.Name
 		}
@@ -417,13 +432,26 @@ func delta(b, n *stepRuns, o CompareOptions, concluded bool) SetDelta {
 			better = append(better, describe(e.name, e.e))
 		}
 	}
+	if len(worse)+len(better) == 0 {
+		// A large shift the runs' spread does not support is said, so
+		// an "ok" beside +40 % is not taken for a measured no-change.
+		var loose []string
+		for _, e := range []struct {
+			name string
+			e    Effect
+		}{{"p50", d.P50}, {"p99", d.P99}} {
+			if math.Abs(e.e.ShiftPct) > o.Threshold {
+				loose = append(loose, fmt.Sprintf("%s %+.1f%% not significant (p=%.3g)", e.name, e.e.ShiftPct, e.e.P))
+			}
+		}
+		d.Verdict, d.Reason = VerdictOK, strings.Join(loose, "; ")
+		return d
+	}
 	switch {
 	case len(worse) > 0:
 		d.Regressed, d.Verdict = true, VerdictRegressed
-	case len(better) > 0:
-		d.Improved, d.Verdict = true, VerdictImproved
 	default:
-		d.Verdict = VerdictOK
+		d.Improved, d.Verdict = true, VerdictImproved
 	}
 	d.Reason = strings.Join(append(worse, better...), "; ")
 	return d
@@ -445,6 +473,16 @@ func medianOf(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
 	return median(s)
+}
+
+// minOther is the fewest runs beside n others that let the test reach
+// alpha.
+func minOther(n int, alpha float64) int {
+	m := 1
+	for MinP(n, m) >= alpha && m < 1000 {
+		m++
+	}
+	return m
 }
 
 // pctOf is x in percent of base. A base of 0 ms has no percent: a change

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -237,6 +238,10 @@ func TestCompareSetsTooFewRuns(t *testing.T) {
 	if c := CompareSets(synthSet("base", 1, 3, nil), synthSet("new", 2, 5, nil), CompareOptions{}); !c.Concluded {
 		t.Errorf("3v5: refused %v", c.Refused)
 	}
+	// 5 against 1: the refusal says what the single side needs.
+	if c := CompareSets(synthSet("base", 1, 5, nil), synthSet("new", 2, 1, nil), CompareOptions{}); !contains(c.Refused, "need at least 4 runs a side, or 3 new runs beside these 5") {
+		t.Errorf("5v1: refused %q", c.Refused)
+	}
 	f := CompareSets(base, cur, CompareOptions{Force: true})
 	if f.Concluded || len(f.Refused) > 0 || !contains(f.Warnings, "forced: too few runs") || len(f.Deltas) != len(synthSteps)+1 {
 		t.Fatalf("3v3 forced: %+v", f)
@@ -400,5 +405,36 @@ func TestCompareSetsIdentical(t *testing.T) {
 		if d.P50.ShiftPct != 0 || d.P99.ShiftPct != 0 || d.P50.P != 1 || d.P99.P != 1 || d.Verdict != VerdictOK {
 			t.Errorf("identical: %s", fmt.Sprintf("%+v", d))
 		}
+	}
+}
+
+// setOfP50 is a set of runs whose one step has these p50s (p99 three
+// times each).
+func setOfP50(dir string, p50s ...float64) *Set {
+	s := &Set{Dir: dir}
+	for i, p := range p50s {
+		st := Step{Step: "⑤", Name: "node selection", Nodes: NodesAll, Summary: Summary{Count: 10, P50: p, P99: 3 * p}}
+		s.Runs = append(s.Runs, &Run{Schema: Schema, Profile: "small", Provider: "process", Valid: true, Steps: []Step{st}})
+		s.Dirs = append(s.Dirs, fmt.Sprintf("%s/run-%02d", dir, i+1))
+	}
+	return s
+}
+
+// A shift beyond the threshold that the runs' spread does not support is
+// no regression, and the verdict says why.
+func TestCompareSetsNotSignificant(t *testing.T) {
+	c := CompareSets(setOfP50("base", 10, 11, 12, 13, 14), setOfP50("new", 11, 12, 22, 23, 24), CompareOptions{})
+	d := deltaOf(t, c, keySelect)
+	// Differences new − base: median +9 ms, 75 % of the base median 12.
+	// Base U = 6 of 25 with ties at 11 and 12: 54 of the 252 splits put a
+	// mid-rank sum as far from its mean as base's 21, p = 3/14.
+	if d.Regressed || d.Verdict != VerdictOK || d.P50.ShiftPct != 75 || math.Abs(d.P50.P-3.0/14) > 1e-12 ||
+		d.Reason != fmt.Sprintf("p50 +75.0%% not significant (p=%.3g); p99 +75.0%% not significant (p=%.3g)", d.P50.P, d.P99.P) {
+		t.Errorf("%+v", d)
+	}
+	// Every base run below every new one: significant, regressed.
+	c = CompareSets(setOfP50("base", 10, 11, 12, 13, 14), setOfP50("new", 15, 16, 22, 23, 24), CompareOptions{})
+	if d := deltaOf(t, c, keySelect); !d.Regressed || d.P50.P != 2.0/252 || d.P50.CILoPct <= 0 {
+		t.Errorf("separated: %+v", d)
 	}
 }

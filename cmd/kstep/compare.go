@@ -115,7 +115,7 @@ func printComparison(w io.Writer, c *results.Comparison) error {
 		t.Header("step", "transition", "nodes", "runs", "p50 base", "p50 new", "Δp50 % [CI]", "p", "p99 base", "p99 new", "Δp99 % [CI]", "p", "verdict")
 		for _, d := range c.Deltas {
 			verdict := d.Verdict
-			if d.Regressed || d.Improved {
+			if d.Reason != "" && d.Verdict != results.VerdictInconclusive {
 				verdict += ": " + d.Reason
 			}
 			if err := t.Append([]string{d.Step, d.Name, d.Nodes, fmt.Sprintf("%d/%d", d.BaseN, d.NewN),
