@@ -36,23 +36,27 @@ func (o CompareOptions) withDefaults() CompareOptions {
 	return o
 }
 
-// Comparison is two sets of runs, step by step.
+// Comparison is two sets of runs, step by step. Its JSON (kstep compare
+// --json) uses run.json's snake_case keys.
 type Comparison struct {
-	BaseRuns, NewRuns int
+	BaseRuns int `json:"base_runs"`
+	NewRuns  int `json:"new_runs"`
 	// Threshold and Alpha are the options in effect (defaults applied).
-	Threshold, Alpha float64
+	Threshold float64 `json:"threshold_pct"`
+	Alpha     float64 `json:"alpha"`
 	// MinRuns is the fewest runs a side at which the test can reach Alpha.
-	MinRuns int
+	MinRuns int `json:"min_runs"`
 	// Refused says why the sets are not comparable (exit 2), one sentence
 	// each; empty when Force turned them into Warnings.
-	Refused  []string
-	Warnings []string
-	Deltas   []SetDelta
+	Refused  []string   `json:"refused,omitempty"`
+	Warnings []string   `json:"warnings,omitempty"`
+	Deltas   []SetDelta `json:"deltas"`
 	// OnlyBase and OnlyNew are the step keys measured on one side only.
-	OnlyBase, OnlyNew []string
+	OnlyBase []string `json:"only_base,omitempty"`
+	OnlyNew  []string `json:"only_new,omitempty"`
 	// Concluded: each side has enough runs for the test to reach Alpha.
 	// False, the deltas (forced) carry no verdicts.
-	Concluded bool
+	Concluded bool `json:"concluded"`
 }
 
 // Verdicts of a SetDelta.
@@ -65,20 +69,27 @@ const (
 
 // SetDelta is one step of two sets side by side.
 type SetDelta struct {
-	Key, Step, Name, Nodes string
+	Key   string `json:"key"` // Step.Key()
+	Step  string `json:"step"`
+	Name  string `json:"name"`
+	Nodes string `json:"nodes"`
 	// BaseP50 ... are medians over the runs of each run's p50 / p99, ms.
-	BaseP50, NewP50, BaseP99, NewP99 float64
-	P50                              Effect
-	P99                              Effect
+	BaseP50 float64 `json:"base_p50_ms"`
+	NewP50  float64 `json:"new_p50_ms"`
+	BaseP99 float64 `json:"base_p99_ms"`
+	NewP99  float64 `json:"new_p99_ms"`
+	P50     Effect  `json:"p50"`
+	P99     Effect  `json:"p99"`
 	// BaseN and NewN are the runs of each side that measured the step
 	// (fewer than the set's when some runs lack it).
-	BaseN, NewN int
-	Regressed   bool
-	Improved    bool
+	BaseN     int  `json:"base_n"`
+	NewN      int  `json:"new_n"`
+	Regressed bool `json:"regressed"`
+	Improved  bool `json:"improved"`
 	// Verdict is one of the Verdict constants.
-	Verdict string
+	Verdict string `json:"verdict"`
 	// Reason says which of p50 and p99 moved, by how much and how surely.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 }
 
 // Effect is one statistic (p50 or p99) of a step across the runs of two
@@ -87,11 +98,13 @@ type Effect struct {
 	// ShiftPct is the Hodges–Lehmann shift (median of every pairwise
 	// difference new − base) and CILoPct..CIHiPct its distribution-free
 	// interval (HodgesLehmann), in percent of the base median.
-	ShiftPct, CILoPct, CIHiPct float64
+	ShiftPct float64 `json:"shift_pct"`
+	CILoPct  float64 `json:"ci_lo_pct"`
+	CIHiPct  float64 `json:"ci_hi_pct"`
 	// CILevel is the interval's exact coverage in percent: at least
 	// 100·(1−Alpha) when the runs suffice (95 at the default).
-	CILevel float64
-	P       float64 // two-sided Mann–Whitney over per-run values
+	CILevel float64 `json:"ci_level_pct"`
+	P       float64 `json:"p"` // two-sided Mann–Whitney over per-run values
 }
 
 // Regressions are the deltas that regressed.

@@ -137,6 +137,12 @@ func TestCompareJSON(t *testing.T) {
 	if exitCode(err) != 1 {
 		t.Fatalf("exit %d (%v)", exitCode(err), err)
 	}
+	// CI scripts read the keys; the Go type reads them back.
+	for _, k := range []string{`"base_runs": 5`, `"deltas": [`, `"shift_pct": `, `"verdict": "regressed"`} {
+		if !strings.Contains(out, k) {
+			t.Errorf("--json output lacks %s:\n%s", k, out)
+		}
+	}
 	var c results.Comparison
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatalf("--json output is not a Comparison: %v\n%s", err, out)
