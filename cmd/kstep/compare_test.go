@@ -13,18 +13,6 @@ import (
 	"github.com/kstep-dev/kstep/results"
 )
 
-// exitCode is what main exits with for err.
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	var ec interface{ ExitCode() int }
-	if errors.As(err, &ec) {
-		return ec.ExitCode()
-	}
-	return 1
-}
-
 // writeRuns writes one run directory per p50 (p99 three times it) under
 // dir, as `kstep bench --repeat` would, set.json included when manifest.
 func writeRuns(t *testing.T, dir string, manifest bool, p50s ...float64) {

@@ -41,6 +41,9 @@ const (
 // cobra's usage errors (unknown command or flag, wrong arguments), and
 // otherwise exitHarness: an error nobody classified is kstep failing.
 func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
 	var ec interface{ ExitCode() int }
 	if errors.As(err, &ec) {
 		return ec.ExitCode()
