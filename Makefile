@@ -21,7 +21,7 @@ RUNC          := github.com/opencontainers/runc
 tools_version  = $(shell awk '$$1 == "$(1)" { print $$2; exit }' tools/go.mod)
 NODE_BINS     := $(addprefix bin/,containerd containerd-shim-runc-v2 runc bridge host-local portmap loopback)
 
-.PHONY: all build node-bins image-bins libseccomp test fuzz fuzz-ci bench bench-api bench-node bench-nodes bench-sched chaos lint fmt clean
+.PHONY: all build node-bins image-bins libseccomp test fuzz fuzz-ci bench bench-api bench-node bench-nodes bench-sched chaos nightly lint fmt clean
 
 all: build
 
@@ -133,3 +133,10 @@ fmt:
 
 clean:
 	rm -rf bin
+
+# The nightly job, and everything .github/workflows/nightly.yml runs: the
+# harness's self-check (compare passes the same build and flags a 5 ms
+# binding delay), the nightly profile as a set of 5 runs, compare against the
+# baseline set, the history report (.ci/nightly; NIGHTLY_* variables there).
+nightly: build
+	KSTEP_BIN=$(KSTEP_BIN) GO=$(GO) .ci/nightly

@@ -1,14 +1,22 @@
 // Package bench runs a benchmark: it brings a cluster up (any provider of
-// cluster/provider's registry; it imports no implementation), runs a load job (package loadgen), tears the
-// cluster down, joins every actor's step events by UID and computes per-step
-// latency, end to end and throughput, each step beside the seed's documented
-// range (package results writes and renders the outcome).
+// cluster/provider's registry; it imports no implementation), runs a load
+// job (package loadgen), tears the cluster down, joins every actor's step
+// events by UID and computes per-step latency, end to end and throughput,
+// each step beside its documented time scale (package results writes and
+// renders the outcome). RunSet repeats a run N times, each on a fresh
+// cluster, into a set directory (what `kstep compare` judges).
 //
 // Profiles are built in (quick, nightly, scale) or read from YAML (kind
-// BenchProfile: the cluster's provider.Topology plus a LoadJob).
+// BenchProfile: the cluster's provider.Topology, a LoadJob, a repeat count).
 //
 // The join (Analyze) is pure: events in, results out, tested on synthetic
-// events. It never invents a step: a step no actor of the run stamps is
-// reported unavailable; a pod missing a step that some actor of the run does
-// stamp makes the run invalid and is listed by name.
+// events. Every transition is measured between two stamps of which the first
+// causally precedes the second (each row's Chain says why); a watcher's
+// receipt starts from its own apiserver's watch-cache stamp, since etcd
+// notifies watchers before it answers the writer. A negative sample is a
+// broken chain and makes the run invalid, naming the pod. Pod-level steps
+// are split by node kind (real containerd, hollow), and step ⑦ on hollow
+// nodes is marked simulated. It never invents a step: a step no actor of
+// the run stamps is reported unavailable; a pod missing a step that some
+// actor of the run does stamp makes the run invalid and is listed by name.
 package bench
