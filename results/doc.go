@@ -3,8 +3,14 @@
 //	run.json          the run's summary (schema Schema), the only input of
 //	                  `kstep report` and `kstep compare`
 //	events.jsonl.gz   every actor's step events, merged and sorted by time
-//	steps.csv         one row per step
+//	steps.csv         one row per step and node kind (nodes, simulated)
 //	report.md         the human report; report.html the same with SVG charts
+//
+// The reports put each step beside its documented time scale, per node kind
+// (ReplicaSet-level steps as all; simulated steps get no verdict), the
+// populations and their share of step ⑦ beside the documented 80–95 %, how
+// each step is measured (its causal chain), and why a run is invalid or
+// disrupted first.
 //
 // It holds the statistics (percentiles, verdicts against the documented
 // ranges, the Mann–Whitney U test) and the comparison of two runs. It must not
