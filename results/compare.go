@@ -1,58 +1,463 @@
 package results
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
 
-// Delta is one step of two runs side by side.
-type Delta struct {
-	Step, Name      string
-	BaseP50, NewP50 float64
-	BaseP99, NewP99 float64
-	P50Pct, P99Pct  float64 // (new − base) / base, in percent
-	P               float64 // Mann–Whitney two-sided p
-	Regressed       bool
-	Reason          string
+	"github.com/kstep-dev/kstep/cluster/provider"
+)
+
+// Defaults of CompareOptions.
+const (
+	DefaultThreshold = 10   // percent
+	DefaultAlpha     = 0.05 // two-sided significance level
+)
+
+// CompareOptions tune CompareSets.
+type CompareOptions struct {
+	Threshold float64 // percent; default 10 when 0
+	Alpha     float64 // default 0.05 when 0
+	// Force compares what would be refused: the refusals become warnings,
+	// and with too few runs the deltas come without verdicts.
+	Force bool
 }
 
-// Alpha is the significance level of a regression.
-const Alpha = 0.05
-
-// Compare sets each step (and end to end) of base and cur side by side. A
-// step regresses when its p50 or p99 grew by more than threshold percent and
-// the rank test says the distributions differ (p < Alpha). Steps present in
-// only one run are skipped.
-func Compare(base, cur *Run, threshold float64) []Delta {
-	bySteps := map[string]Step{}
-	for _, s := range append(append([]Step(nil), base.Steps...), base.EndToEnd) {
-		bySteps[s.Step+"|"+s.Name] = s
+func (o CompareOptions) withDefaults() CompareOptions {
+	if o.Threshold == 0 {
+		o.Threshold = DefaultThreshold
 	}
-	var out []Delta
-	for _, n := range append(append([]Step(nil), cur.Steps...), cur.EndToEnd) {
-		b, ok := bySteps[n.Step+"|"+n.Name]
-		if !ok || b.Count == 0 || n.Count == 0 {
-			continue
+	if o.Alpha == 0 {
+		o.Alpha = DefaultAlpha
+	}
+	return o
+}
+
+// Comparison is two sets of runs, step by step.
+type Comparison struct {
+	BaseRuns, NewRuns int
+	// Threshold and Alpha are the options in effect (defaults applied).
+	Threshold, Alpha float64
+	// MinRuns is the fewest runs a side at which the test can reach Alpha.
+	MinRuns int
+	// Refused says why the sets are not comparable (exit 2), one sentence
+	// each; empty when Force turned them into Warnings.
+	Refused  []string
+	Warnings []string
+	Deltas   []SetDelta
+	// OnlyBase and OnlyNew are the step keys measured on one side only.
+	OnlyBase, OnlyNew []string
+	// Concluded: each side has enough runs for the test to reach Alpha.
+	// False, the deltas (forced) carry no verdicts.
+	Concluded bool
+}
+
+// Verdicts of a SetDelta.
+const (
+	VerdictRegressed    = "regressed"
+	VerdictImproved     = "improved"
+	VerdictOK           = "ok"           // no significant change beyond the threshold
+	VerdictInconclusive = "inconclusive" // too few runs to reach Alpha
+)
+
+// SetDelta is one step of two sets side by side.
+type SetDelta struct {
+	Key, Step, Name, Nodes string
+	// BaseP50 ... are medians over the runs of each run's p50 / p99, ms.
+	BaseP50, NewP50, BaseP99, NewP99 float64
+	P50                              Effect
+	P99                              Effect
+	// BaseN and NewN are the runs of each side that measured the step
+	// (fewer than the set's when some runs lack it).
+	BaseN, NewN int
+	Regressed   bool
+	Improved    bool
+	// Verdict is one of the Verdict constants.
+	Verdict string
+	// Reason says which of p50 and p99 moved, by how much and how surely.
+	Reason string
+}
+
+// Effect is one statistic (p50 or p99) of a step across the runs of two
+// sets: one value per run.
+type Effect struct {
+	// ShiftPct is the Hodges–Lehmann shift (median of every pairwise
+	// difference new − base) and CILoPct..CIHiPct its distribution-free
+	// interval (HodgesLehmann), in percent of the base median.
+	ShiftPct, CILoPct, CIHiPct float64
+	// CILevel is the interval's exact coverage in percent: at least
+	// 100·(1−Alpha) when the runs suffice (95 at the default).
+	CILevel float64
+	P       float64 // two-sided Mann–Whitney over per-run values
+}
+
+// Regressions are the deltas that regressed.
+func (c *Comparison) Regressions() []SetDelta {
+	var out []SetDelta
+	for _, d := range c.Deltas {
+		if d.Regressed {
+			out = append(out, d)
 		}
-		d := Delta{Step: n.Step, Name: n.Name, BaseP50: b.P50, NewP50: n.P50, BaseP99: b.P99, NewP99: n.P99,
-			P50Pct: pct(b.P50, n.P50), P99Pct: pct(b.P99, n.P99)}
-		_, d.P = MannWhitney(b.SamplesMS, n.SamplesMS)
-		if d.P < Alpha {
-			switch {
-			case d.P50Pct > threshold:
-				d.Regressed, d.Reason = true, fmt.Sprintf("p50 +%.1f%% (p=%.3g)", d.P50Pct, d.P)
-			case d.P99Pct > threshold:
-				d.Regressed, d.Reason = true, fmt.Sprintf("p99 +%.1f%% (p=%.3g)", d.P99Pct, d.P)
-			}
-		}
-		out = append(out, d)
 	}
 	return out
 }
 
-func pct(base, cur float64) float64 {
-	if base == 0 {
-		if cur == 0 {
-			return 0
+// Improvements are the deltas that improved.
+func (c *Comparison) Improvements() []SetDelta {
+	var out []SetDelta
+	for _, d := range c.Deltas {
+		if d.Improved {
+			out = append(out, d)
 		}
-		return 100
 	}
-	return (cur - base) / base * 100
+	return out
+}
+
+// CompareSets sets each step of two sets of runs side by side and judges a
+// regression on the spread between runs, not between pods: two runs of one
+// build on fresh clusters differ by more than their pods' samples say, so a
+// test over pooled per-pod samples (one run against one run) raises false
+// alarms. Each run contributes one p50 and one p99 per step; a step
+// regresses when the Mann–Whitney test over those per-run values gives
+// p < Alpha and their Hodges–Lehmann shift exceeds Threshold percent, on
+// p50 or on p99. The mirror image is an improvement, reported, never a
+// failure.
+//
+// Sets that were not measured alike (profile, provider, topology, an
+// invalid or disrupted run) are refused, and so are sets too small for the
+// test to reach Alpha; Force turns refusals into warnings. Extra actor
+// flags (topology's *Args) are how a build's flags and failpoints are
+// varied: they differ with a warning.
+func CompareSets(base, cur *Set, o CompareOptions) *Comparison {
+	o = o.withDefaults()
+	c := &Comparison{Threshold: o.Threshold, Alpha: o.Alpha, MinRuns: MinRuns(o.Alpha)}
+	if base != nil {
+		c.BaseRuns = len(base.Runs)
+	}
+	if cur != nil {
+		c.NewRuns = len(cur.Runs)
+	}
+	sides := []side{{"base", base}, {"new", cur}}
+	if c.BaseRuns == 0 || c.NewRuns == 0 {
+		for _, s := range sides {
+			if s.set == nil || len(s.set.Runs) == 0 {
+				c.Refused = append(c.Refused, fmt.Sprintf("the %s set has no runs", s.name))
+			}
+		}
+		return c
+	}
+	refused, warnings := comparable(sides)
+	c.Warnings = warnings
+	c.Concluded = MinP(c.BaseRuns, c.NewRuns) < o.Alpha
+	if !c.Concluded {
+		refused = append(refused, fmt.Sprintf("too few runs: %d base and %d new runs cannot reach p < %g (the smallest two-sided p they allow is %.3g); need at least %d runs a side",
+			c.BaseRuns, c.NewRuns, o.Alpha, MinP(c.BaseRuns, c.NewRuns), c.MinRuns))
+	}
+	if len(refused) > 0 {
+		if !o.Force {
+			c.Refused = refused
+			c.Concluded = false
+			return c
+		}
+		for _, r := range refused {
+			c.Warnings = append(c.Warnings, "forced: "+r)
+		}
+	}
+
+	b, n := stepsOf(base), stepsOf(cur)
+	for _, k := range b.order {
+		if _, ok := n.byKey[k]; !ok {
+			c.OnlyBase = append(c.OnlyBase, k)
+		}
+	}
+	for _, k := range n.order {
+		if _, ok := b.byKey[k]; !ok {
+			c.OnlyNew = append(c.OnlyNew, k)
+		}
+	}
+	for _, k := range b.order {
+		ns, ok := n.byKey[k]
+		if !ok {
+			continue
+		}
+		bs := b.byKey[k]
+		d := delta(bs, ns, o, c.Concluded)
+		for _, x := range []struct {
+			name    string
+			got, of int
+		}{{"base", d.BaseN, c.BaseRuns}, {"new", d.NewN, c.NewRuns}} {
+			if x.got < x.of {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("step %s: measured in %d of %d %s runs", k, x.got, x.of, x.name))
+			}
+		}
+		c.Deltas = append(c.Deltas, d)
+	}
+	return c
+}
+
+type side struct {
+	name string
+	set  *Set
+}
+
+// dir names the i-th run of a set: its directory, else its ID.
+func (s side) dir(i int) string {
+	if i < len(s.set.Dirs) && s.set.Dirs[i] != "" {
+		return s.set.Dirs[i]
+	}
+	if id := s.set.Runs[i].ID; id != "" {
+		return id
+	}
+	return fmt.Sprintf("#%d", i+1)
+}
+
+// comparable checks that every run of both sides was measured as the base
+// set's first run was, and that each was healthy.
+func comparable(sides []side) (refused, warnings []string) {
+	ref := sides[0].set.Runs[0]
+	refName := "base run " + sides[0].dir(0)
+	// A difference shared by several runs is one sentence naming them all.
+	type diff struct {
+		what, val, refVal string
+		runs              []string
+		refusal           bool
+	}
+	var diffs []*diff
+	note := func(refusal bool, what, val, refVal, run string) {
+		for _, d := range diffs {
+			if d.what == what && d.val == val && d.refVal == refVal {
+				d.runs = append(d.runs, run)
+				return
+			}
+		}
+		diffs = append(diffs, &diff{what, val, refVal, []string{run}, refusal})
+	}
+	for _, s := range sides {
+		versions := map[string][]string{}
+		var order []string
+		for i, r := range s.set.Runs {
+			name := s.name + " run " + s.dir(i)
+			if !r.Valid {
+				why := "no reason recorded"
+				if len(r.Invalid) > 0 {
+					why = r.Invalid[0]
+				}
+				refused = append(refused, fmt.Sprintf("%s is invalid: %s", name, why))
+			}
+			if r.Disrupted || len(r.Disruptions) > 0 {
+				msg := fmt.Sprintf("%s was disrupted", name)
+				if len(r.Disruptions) > 0 {
+					d := r.Disruptions[0]
+					msg += fmt.Sprintf(" (%d disruption(s), first at %.1f s: %s %s)", len(r.Disruptions), d.AtS, d.Kind, d.Detail)
+				}
+				refused = append(refused, msg+": its latencies are not a healthy cluster's")
+			}
+			if _, ok := versions[r.Version]; !ok {
+				order = append(order, r.Version)
+			}
+			versions[r.Version] = append(versions[r.Version], s.dir(i))
+			if r == ref {
+				continue
+			}
+			if r.Profile != ref.Profile {
+				note(true, "profile", fmt.Sprintf("%q", r.Profile), fmt.Sprintf("%q", ref.Profile), name)
+			}
+			if r.Provider != ref.Provider {
+				note(true, "provider", fmt.Sprintf("%q", r.Provider), fmt.Sprintf("%q", ref.Provider), name)
+			}
+			for _, f := range topologyDiff(ref.Cluster.Topology, r.Cluster.Topology) {
+				note(!f.args, "topology "+f.name, f.b, f.a, name)
+			}
+		}
+		if len(order) > 1 {
+			var parts []string
+			for _, v := range order {
+				label := v
+				if label == "" {
+					label = "(no version)"
+				}
+				parts = append(parts, fmt.Sprintf("%s in %s", label, strings.Join(versions[v], ", ")))
+			}
+			warnings = append(warnings, fmt.Sprintf("the %s set mixes builds: %s", s.name, strings.Join(parts, "; ")))
+		}
+	}
+	for _, d := range diffs {
+		msg := fmt.Sprintf("%s %s in %s, where %s has %s", d.what, d.val, strings.Join(d.runs, ", "), refName, d.refVal)
+		if d.refusal {
+			refused = append(refused, msg)
+		} else {
+			warnings = append(warnings, msg+" (extra flags vary a build; compared anyway)")
+		}
+	}
+	// v2's steps ②, ④, ⑥ and ⑧ started from the writer's acknowledgement,
+	// v3's from a stamp that causally precedes their end.
+	schemas := map[string]bool{}
+	for _, s := range sides {
+		for _, r := range s.set.Runs {
+			schemas[r.Schema] = true
+		}
+	}
+	if len(schemas) > 1 {
+		var l []string
+		for k := range schemas {
+			l = append(l, k)
+		}
+		sort.Strings(l)
+		warnings = append(warnings, fmt.Sprintf("runs of different run.json schemas (%s): some steps were measured between different stamps", strings.Join(l, ", ")))
+	}
+	return refused, warnings
+}
+
+type topoField struct {
+	name string // JSON name
+	a, b string // JSON values
+	args bool   // an extra-flags field
+}
+
+// argsFields are the Topology fields that vary a build's flags and
+// failpoints: a difference there is what a comparison is for.
+var argsFields = map[string]bool{"APIServerArgs": true, "ControllerManagerArgs": true,
+	"SchedulerArgs": true, "NodeArgs": true, "HollowArgs": true}
+
+// topologyDiff lists the fields in which b differs from a, by JSON name
+// with their JSON values, so a new field is compared without a change here.
+func topologyDiff(a, b provider.Topology) []topoField {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	t := va.Type()
+	var out []topoField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		x, y := va.Field(i).Interface(), vb.Field(i).Interface()
+		if reflect.DeepEqual(x, y) {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, topoField{name: name, a: jsonString(x), b: jsonString(y), args: argsFields[f.Name]})
+	}
+	return out
+}
+
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// setSteps is one side's steps: per key, each run's p50 and p99.
+type setSteps struct {
+	order []string
+	byKey map[string]*stepRuns
+}
+
+type stepRuns struct {
+	step     Step // the first run's, for its number, name and population
+	p50, p99 []float64
+}
+
+// stepsOf gathers a set's steps and end to end by Key. A run whose step
+// has no samples gives it no value; a step no run measured is absent (an
+// unavailable step: there is nothing to compare).
+func stepsOf(s *Set) setSteps {
+	out := setSteps{byKey: map[string]*stepRuns{}}
+	for _, r := range s.Runs {
+		for _, st := range append(append([]Step(nil), r.Steps...), r.EndToEnd) {
+			if st.Count == 0 {
+				continue
+			}
+			k := st.Key()
+			sr, ok := out.byKey[k]
+			if !ok {
+				if st.Nodes == "" {
+					st.Nodes = NodesAll
+				}
+				sr = &stepRuns{step: st}
+				out.byKey[k] = sr
+				out.order = append(out.order, k)
+			}
+			sr.p50 = append(sr.p50, st.P50)
+			sr.p99 = append(sr.p99, st.P99)
+		}
+	}
+	return out
+}
+
+// delta judges one step; verdicts only when concluded (enough runs in
+// both sets) and when this step's runs can reach Alpha themselves.
+func delta(b, n *stepRuns, o CompareOptions, concluded bool) SetDelta {
+	d := SetDelta{Key: b.step.Key(), Step: b.step.Step, Name: b.step.Name, Nodes: b.step.Nodes,
+		BaseN: len(b.p50), NewN: len(n.p50)}
+	d.BaseP50, d.NewP50 = medianOf(b.p50), medianOf(n.p50)
+	d.BaseP99, d.NewP99 = medianOf(b.p99), medianOf(n.p99)
+	d.P50 = effect(b.p50, n.p50, o.Alpha)
+	d.P99 = effect(b.p99, n.p99, o.Alpha)
+	if !concluded || MinP(d.BaseN, d.NewN) >= o.Alpha {
+		d.Verdict = VerdictInconclusive
+		d.Reason = fmt.Sprintf("%d base and %d new runs cannot reach p < %g", d.BaseN, d.NewN, o.Alpha)
+		return d
+	}
+	var worse, better []string
+	for _, e := range []struct {
+		name string
+		e    Effect
+	}{{"p50", d.P50}, {"p99", d.P99}} {
+		if e.e.P >= o.Alpha {
+			continue
+		}
+		switch {
+		case e.e.ShiftPct > o.Threshold:
+			worse = append(worse, describe(e.name, e.e))
+		case e.e.ShiftPct < -o.Threshold:
+			better = append(better, describe(e.name, e.e))
+		}
+	}
+	switch {
+	case len(worse) > 0:
+		d.Regressed, d.Verdict = true, VerdictRegressed
+	case len(better) > 0:
+		d.Improved, d.Verdict = true, VerdictImproved
+	default:
+		d.Verdict = VerdictOK
+	}
+	d.Reason = strings.Join(append(worse, better...), "; ")
+	return d
+}
+
+func describe(name string, e Effect) string {
+	return fmt.Sprintf("%s %+.1f%% [%+.1f, %+.1f] p=%.3g", name, e.ShiftPct, e.CILoPct, e.CIHiPct, e.P)
+}
+
+// effect is the test and the shift of one statistic, one value per run.
+func effect(base, cur []float64, alpha float64) Effect {
+	_, p := MannWhitney(base, cur)
+	shift, lo, hi, level, _ := HodgesLehmann(base, cur, alpha)
+	m := medianOf(base)
+	return Effect{ShiftPct: pctOf(shift, m), CILoPct: pctOf(lo, m), CIHiPct: pctOf(hi, m), CILevel: level, P: p}
+}
+
+func medianOf(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return median(s)
+}
+
+// pctOf is x in percent of base. A base of 0 ms has no percent: a change
+// from it counts as ±100 %, as a new cost would.
+func pctOf(x, base float64) float64 {
+	if base == 0 {
+		switch {
+		case x > 0:
+			return 100
+		case x < 0:
+			return -100
+		}
+		return 0
+	}
+	return x / base * 100
 }

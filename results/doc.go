@@ -5,6 +5,7 @@
 //	events.jsonl.gz   every actor's step events, merged and sorted by time
 //	steps.csv         one row per step and node kind (nodes, simulated)
 //	report.md         the human report; report.html the same with SVG charts
+//	set.json          in a set directory: its runs (run-01, ...), ReadSet
 //
 // The reports put each step beside its documented time scale, per node kind
 // (ReplicaSet-level steps as all; simulated steps get no verdict), the
@@ -13,6 +14,8 @@
 // disrupted first.
 //
 // It holds the statistics (percentiles, verdicts against the documented
-// ranges, the Mann–Whitney U test) and the comparison of two runs. It must not
+// ranges, the exact and the large-sample Mann–Whitney U test, the
+// Hodges–Lehmann shift and its interval) and the comparison of two sets of
+// runs (CompareSets: per-run p50 and p99, between runs). It must not
 // talk to a cluster or know how a run was produced (that is package bench).
 package results

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
@@ -9,54 +12,145 @@ import (
 	"github.com/kstep-dev/kstep/results"
 )
 
-// errRegressed makes compare exit 1 without printing usage.
-type errRegressed int
-
-func (e errRegressed) Error() string { return fmt.Sprintf("%d step(s) regressed", int(e)) }
-
 func newCompareCmd() *cobra.Command {
-	var threshold float64
+	var (
+		o      results.CompareOptions
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "compare BASE NEW",
-		Short: "Compare two runs step by step; exit 1 when a step regressed",
-		Long: `Compare two runs (run directories or run.json files) step by step. A step
-regresses when its p50 or p99 grew by more than --threshold percent and a
-Mann–Whitney U test on the raw samples gives p < 0.05.`,
-		Args: cobra.ExactArgs(2),
+		Short: "Compare two sets of runs step by step; exit 1 when a step regressed",
+		Long: `Compare two sets of runs step by step. BASE and NEW are each a set
+directory (kstep bench --repeat N: set.json and run-01..), a directory of run
+directories, or one run directory or run.json (a set of one).
+
+Each run gives each step one p50 and one p99. A step regresses when, over
+those per-run values, a two-sided Mann–Whitney U test (exact for up to 40
+runs in all) gives p < --alpha and the Hodges–Lehmann shift (the median of
+every difference new − base, in percent of the base median) exceeds
+--threshold, on p50 or on p99. The interval beside each shift is the
+distribution-free one that inverts the test (about 95 % at the default
+alpha). The mirror image is reported as an improvement. Judging between
+runs, not between pods, is the point: two runs of one build differ by more
+than their pods' samples say.
+
+The smallest p that n and m runs allow is 2/C(n+m, n): at --alpha 0.05 that
+takes at least 4 runs a side, and 5 give the test some power. Sets that
+were not measured alike are refused: a different profile, provider or
+topology, an invalid or disrupted run, or too few runs. --force compares
+them anyway, with warnings (and no verdicts when the runs are too few).
+Extra actor flags (the topology's apiserverArgs, schedulerArgs, ...) are
+how builds are varied: they are warnings, not refusals.
+
+Exit codes:
+  0  no step regressed
+  1  a step regressed
+  2  not comparable (a refusal, too few runs), unreadable input, or a usage error`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.ExactArgs(2)(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			base, err := results.ReadRun(args[0])
-			if err != nil {
-				return err
+			if o.Threshold < 0 || o.Alpha < 0 || o.Alpha >= 1 {
+				return usageError{fmt.Errorf("compare: --threshold must be ≥ 0 and --alpha in (0, 1)")}
 			}
-			cur, err := results.ReadRun(args[1])
+			base, err := results.ReadSet(args[0])
 			if err != nil {
-				return err
+				return usageError{err}
 			}
-			ds := results.Compare(base, cur, threshold)
-			t := tablewriter.NewWriter(cmd.OutOrStdout())
-			t.Header("step", "transition", "p50 base", "p50 new", "Δp50 %", "p99 base", "p99 new", "Δp99 %", "p", "regressed")
-			n := 0
-			for _, d := range ds {
-				mark := ""
-				if d.Regressed {
-					n++
-					mark = "YES: " + d.Reason
+			cur, err := results.ReadSet(args[1])
+			if err != nil {
+				return usageError{err}
+			}
+			c := results.CompareSets(base, cur, o)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(c); err != nil {
+					return err
 				}
-				_ = t.Append([]string{d.Step, d.Name, f2(d.BaseP50), f2(d.NewP50), fmt.Sprintf("%+.1f", d.P50Pct),
-					f2(d.BaseP99), f2(d.NewP99), fmt.Sprintf("%+.1f", d.P99Pct), fmt.Sprintf("%.3g", d.P), mark})
-			}
-			if err := t.Render(); err != nil {
+			} else if err := printComparison(out, c); err != nil {
 				return err
 			}
-			if n > 0 {
-				return errRegressed(n)
+			if len(c.Refused) > 0 {
+				return usageError{fmt.Errorf("compare: not comparable: %s", strings.Join(c.Refused, "; "))}
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "no step regressed beyond", threshold, "%")
+			if r := c.Regressions(); len(r) > 0 {
+				var keys []string
+				for _, d := range r {
+					keys = append(keys, d.Key)
+				}
+				return jobFailed{fmt.Errorf("compare: %d step(s) regressed: %s", len(r), strings.Join(keys, ", "))}
+			}
 			return nil
 		},
 	}
-	cmd.Flags().Float64Var(&threshold, "threshold", 10, "percent a p50 or p99 may grow before it counts")
+	// A bad flag is a usage error too (exit 2), not a failed comparison.
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.Flags().Float64Var(&o.Threshold, "threshold", results.DefaultThreshold, "percent a p50 or p99 may shift before it counts")
+	cmd.Flags().Float64Var(&o.Alpha, "alpha", results.DefaultAlpha, "significance level of the two-sided test")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "compare sets that would be refused (the refusals become warnings)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of the table")
 	return cmd
+}
+
+// printComparison is the human form of c: the refusals, or a table per
+// step, the steps on one side only and the warnings.
+func printComparison(w io.Writer, c *results.Comparison) error {
+	fmt.Fprintf(w, "base: %d run(s), new: %d run(s); threshold %g %%, alpha %g\n", c.BaseRuns, c.NewRuns, c.Threshold, c.Alpha)
+	if len(c.Refused) > 0 {
+		fmt.Fprintln(w, "not comparable:")
+		for _, r := range c.Refused {
+			fmt.Fprintln(w, "  -", r)
+		}
+		fmt.Fprintln(w, "(--force compares them anyway)")
+		return nil
+	}
+	if len(c.Deltas) > 0 {
+		t := tablewriter.NewWriter(w)
+		t.Header("step", "transition", "nodes", "runs", "p50 base", "p50 new", "Δp50 % [CI]", "p", "p99 base", "p99 new", "Δp99 % [CI]", "p", "verdict")
+		for _, d := range c.Deltas {
+			verdict := d.Verdict
+			if d.Regressed || d.Improved {
+				verdict += ": " + d.Reason
+			}
+			if err := t.Append([]string{d.Step, d.Name, d.Nodes, fmt.Sprintf("%d/%d", d.BaseN, d.NewN),
+				f2(d.BaseP50), f2(d.NewP50), shift(d.P50), fmt.Sprintf("%.3g", d.P50.P),
+				f2(d.BaseP99), f2(d.NewP99), shift(d.P99), fmt.Sprintf("%.3g", d.P99.P), verdict}); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	for _, l := range []struct {
+		what string
+		keys []string
+	}{{"only in base", c.OnlyBase}, {"only in new", c.OnlyNew}} {
+		if len(l.keys) > 0 {
+			fmt.Fprintf(w, "steps %s (not compared): %s\n", l.what, strings.Join(l.keys, ", "))
+		}
+	}
+	for _, x := range c.Warnings {
+		fmt.Fprintln(w, "warning:", x)
+	}
+	switch n := len(c.Regressions()); {
+	case !c.Concluded:
+		fmt.Fprintln(w, "no verdict: too few runs for the test to reach alpha")
+	case n > 0:
+		fmt.Fprintf(w, "%d step(s) regressed beyond %g %% at p < %g\n", n, c.Threshold, c.Alpha)
+	default:
+		fmt.Fprintf(w, "no step regressed beyond %g %% at p < %g\n", c.Threshold, c.Alpha)
+	}
+	return nil
+}
+
+func shift(e results.Effect) string {
+	return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", e.ShiftPct, e.CILoPct, e.CIHiPct)
 }
 
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
