@@ -1,11 +1,18 @@
 // Package results owns a run directory and what is computed from it alone:
 //
 //	run.json          the run's summary (schema Schema), the only input of
-//	                  `kstep report` and `kstep compare`
+//	                  `kstep report`, `kstep compare` and `kstep history`
 //	events.jsonl.gz   every actor's step events, merged and sorted by time
 //	steps.csv         one row per step and node kind (nodes, simulated)
 //	report.md         the human report; report.html the same with SVG charts
 //	set.json          in a set directory: its runs (run-01, ...), ReadSet
+//
+// and, over several sets or runs of successive builds (`kstep history`),
+//
+//	history.md        per step, each set's median p50 and p99 across its
+//	                  runs with their range, and each set compared with the
+//	                  one before (CompareSets); history.html the same with
+//	                  an inline SVG trend chart per step
 //
 // The reports put each step beside its documented time scale, per node kind
 // (ReplicaSet-level steps as all; simulated steps get no verdict), the
