@@ -25,8 +25,8 @@ func newBenchCmd() *cobra.Command {
 		Long: `Bring a cluster up (--provider auto: in Docker containers when a Docker
 daemon answers, else as processes) with hollow nodes, run a load
 profile (built in: quick, nightly, scale; or a BenchProfile YAML file), tear
-the cluster down, and report every step's latency beside the seed's
-documented range. The run directory gets run.json, events.jsonl.gz,
+the cluster down, and report every step's latency beside its documented
+time scale. The run directory gets run.json, events.jsonl.gz,
 steps.csv, report.md and report.html. Exits 1 when the run is invalid.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
