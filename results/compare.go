@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -35,23 +36,27 @@ func (o CompareOptions) withDefaults() CompareOptions {
 	return o
 }
 
-// Comparison is two sets of runs, step by step.
+// Comparison is two sets of runs, step by step. Its JSON (kstep compare
+// --json) uses run.json's snake_case keys.
 type Comparison struct {
-	BaseRuns, NewRuns int
+	BaseRuns int `json:"base_runs"`
+	NewRuns  int `json:"new_runs"`
 	// Threshold and Alpha are the options in effect (defaults applied).
-	Threshold, Alpha float64
+	Threshold float64 `json:"threshold_pct"`
+	Alpha     float64 `json:"alpha"`
 	// MinRuns is the fewest runs a side at which the test can reach Alpha.
-	MinRuns int
+	MinRuns int `json:"min_runs"`
 	// Refused says why the sets are not comparable (exit 2), one sentence
 	// each; empty when Force turned them into Warnings.
-	Refused  []string
-	Warnings []string
-	Deltas   []SetDelta
+	Refused  []string   `json:"refused,omitempty"`
+	Warnings []string   `json:"warnings,omitempty"`
+	Deltas   []SetDelta `json:"deltas"`
 	// OnlyBase and OnlyNew are the step keys measured on one side only.
-	OnlyBase, OnlyNew []string
+	OnlyBase []string `json:"only_base,omitempty"`
+	OnlyNew  []string `json:"only_new,omitempty"`
 	// Concluded: each side has enough runs for the test to reach Alpha.
 	// False, the deltas (forced) carry no verdicts.
-	Concluded bool
+	Concluded bool `json:"concluded"`
 }
 
 // Verdicts of a SetDelta.
@@ -64,20 +69,27 @@ const (
 
 // SetDelta is one step of two sets side by side.
 type SetDelta struct {
-	Key, Step, Name, Nodes string
+	Key   string `json:"key"` // Step.Key()
+	Step  string `json:"step"`
+	Name  string `json:"name"`
+	Nodes string `json:"nodes"`
 	// BaseP50 ... are medians over the runs of each run's p50 / p99, ms.
-	BaseP50, NewP50, BaseP99, NewP99 float64
-	P50                              Effect
-	P99                              Effect
+	BaseP50 float64 `json:"base_p50_ms"`
+	NewP50  float64 `json:"new_p50_ms"`
+	BaseP99 float64 `json:"base_p99_ms"`
+	NewP99  float64 `json:"new_p99_ms"`
+	P50     Effect  `json:"p50"`
+	P99     Effect  `json:"p99"`
 	// BaseN and NewN are the runs of each side that measured the step
 	// (fewer than the set's when some runs lack it).
-	BaseN, NewN int
-	Regressed   bool
-	Improved    bool
+	BaseN     int  `json:"base_n"`
+	NewN      int  `json:"new_n"`
+	Regressed bool `json:"regressed"`
+	Improved  bool `json:"improved"`
 	// Verdict is one of the Verdict constants.
-	Verdict string
+	Verdict string `json:"verdict"`
 	// Reason says which of p50 and p99 moved, by how much and how surely.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 }
 
 // Effect is one statistic (p50 or p99) of a step across the runs of two
@@ -86,11 +98,13 @@ type Effect struct {
 	// ShiftPct is the Hodges–Lehmann shift (median of every pairwise
 	// difference new − base) and CILoPct..CIHiPct its distribution-free
 	// interval (HodgesLehmann), in percent of the base median.
-	ShiftPct, CILoPct, CIHiPct float64
+	ShiftPct float64 `json:"shift_pct"`
+	CILoPct  float64 `json:"ci_lo_pct"`
+	CIHiPct  float64 `json:"ci_hi_pct"`
 	// CILevel is the interval's exact coverage in percent: at least
 	// 100·(1−Alpha) when the runs suffice (95 at the default).
-	CILevel float64
-	P       float64 // two-sided Mann–Whitney over per-run values
+	CILevel float64 `json:"ci_level_pct"`
+	P       float64 `json:"p"` // two-sided Mann–Whitney over per-run values
 }
 
 // Regressions are the deltas that regressed.
@@ -152,8 +166,18 @@ func CompareSets(base, cur *Set, o CompareOptions) *Comparison {
 	c.Warnings = warnings
 	c.Concluded = MinP(c.BaseRuns, c.NewRuns) < o.Alpha
 	if !c.Concluded {
-		refused = append(refused, fmt.Sprintf("too few runs: %d base and %d new runs cannot reach p < %g (the smallest two-sided p they allow is %.3g); need at least %d runs a side",
-			c.BaseRuns, c.NewRuns, o.Alpha, MinP(c.BaseRuns, c.NewRuns), c.MinRuns))
+		msg := fmt.Sprintf("too few runs: %d base and %d new runs cannot reach p < %g (the smallest two-sided p they allow is %.3g); need at least %d runs a side",
+			c.BaseRuns, c.NewRuns, o.Alpha, MinP(c.BaseRuns, c.NewRuns), c.MinRuns)
+		// Uneven sides can do with fewer on one side: say what the
+		// larger side's count asks of the other.
+		if more := max(c.BaseRuns, c.NewRuns); more > c.MinRuns {
+			other := "new"
+			if c.NewRuns == more {
+				other = "base"
+			}
+			msg += fmt.Sprintf(", or %d %s runs beside these %d", minOther(more, o.Alpha), other, more)
+		}
+		refused = append(refused, msg)
 	}
 	if len(refused) > 0 {
 		if !o.Force {
@@ -329,11 +353,15 @@ func topologyDiff(a, b provider.Topology) []topoField {
 	var out []topoField
 	for i := range t.NumField() {
 		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || tag == "-" {
+			continue // not in run.json: nothing a run could differ in
+		}
 		x, y := va.Field(i).Interface(), vb.Field(i).Interface()
 		if reflect.DeepEqual(x, y) {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name := tag
 		if name == "" {
 			name = f.Name
 		}
@@ -417,13 +445,26 @@ func delta(b, n *stepRuns, o CompareOptions, concluded bool) SetDelta {
 			better = append(better, describe(e.name, e.e))
 		}
 	}
+	if len(worse)+len(better) == 0 {
+		// A large shift the runs' spread does not support is said, so
+		// an "ok" beside +40 % is not taken for a measured no-change.
+		var loose []string
+		for _, e := range []struct {
+			name string
+			e    Effect
+		}{{"p50", d.P50}, {"p99", d.P99}} {
+			if math.Abs(e.e.ShiftPct) > o.Threshold {
+				loose = append(loose, fmt.Sprintf("%s %+.1f%% not significant (p=%.3g)", e.name, e.e.ShiftPct, e.e.P))
+			}
+		}
+		d.Verdict, d.Reason = VerdictOK, strings.Join(loose, "; ")
+		return d
+	}
 	switch {
 	case len(worse) > 0:
 		d.Regressed, d.Verdict = true, VerdictRegressed
-	case len(better) > 0:
-		d.Improved, d.Verdict = true, VerdictImproved
 	default:
-		d.Verdict = VerdictOK
+		d.Improved, d.Verdict = true, VerdictImproved
 	}
 	d.Reason = strings.Join(append(worse, better...), "; ")
 	return d
@@ -445,6 +486,16 @@ func medianOf(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
 	return median(s)
+}
+
+// minOther is the fewest runs beside n others that let the test reach
+// alpha.
+func minOther(n int, alpha float64) int {
+	m := 1
+	for MinP(n, m) >= alpha && m < 1000 {
+		m++
+	}
+	return m
 }
 
 // pctOf is x in percent of base. A base of 0 ms has no percent: a change

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 
 	"github.com/kstep-dev/kstep/results"
@@ -110,11 +111,11 @@ func printComparison(w io.Writer, c *results.Comparison) error {
 		return nil
 	}
 	if len(c.Deltas) > 0 {
-		t := tablewriter.NewWriter(w)
+		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 		t.Header("step", "transition", "nodes", "runs", "p50 base", "p50 new", "Δp50 % [CI]", "p", "p99 base", "p99 new", "Δp99 % [CI]", "p", "verdict")
 		for _, d := range c.Deltas {
 			verdict := d.Verdict
-			if d.Regressed || d.Improved {
+			if d.Reason != "" && d.Verdict != results.VerdictInconclusive {
 				verdict += ": " + d.Reason
 			}
 			if err := t.Append([]string{d.Step, d.Name, d.Nodes, fmt.Sprintf("%d/%d", d.BaseN, d.NewN),

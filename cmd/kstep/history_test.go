@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,18 +9,6 @@ import (
 
 	"github.com/kstep-dev/kstep/results"
 )
-
-// exitCode is what main exits with for err.
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	var ec interface{ ExitCode() int }
-	if errors.As(err, &ec) {
-		return ec.ExitCode()
-	}
-	return 1
-}
 
 // kstep history without a DIR, with one it cannot read, or with a bad flag
 // is a usage error: exit 2, and nothing written.
