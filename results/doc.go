@@ -1,14 +1,27 @@
 // Package results owns a run directory and what is computed from it alone:
 //
 //	run.json          the run's summary (schema Schema), the only input of
-//	                  `kstep report` and `kstep compare`
+//	                  `kstep report`, `kstep compare` and `kstep history`
 //	events.jsonl.gz   every actor's step events, merged and sorted by time
-//	steps.csv         one row per step
+//	steps.csv         one row per step and node kind (nodes, simulated)
 //	report.md         the human report; report.html the same with SVG charts
 //	metrics.prom      the run's figures in the Prometheus text exposition
 //	                  format (export.go), the series Push sends to a
 //	                  Pushgateway
 //	set.json          in a set directory: its runs (run-01, ...), ReadSet
+//
+// and, over several sets or runs of successive builds (`kstep history`),
+//
+//	history.md        per step, each set's median p50 and p99 across its
+//	                  runs with their range, and each set compared with the
+//	                  one before (CompareSets); history.html the same with
+//	                  an inline SVG trend chart per step
+//
+// The reports put each step beside its documented time scale, per node kind
+// (ReplicaSet-level steps as all; simulated steps get no verdict), the
+// populations and their share of step ⑦ beside the documented 80–95 %, how
+// each step is measured (its causal chain), and why a run is invalid or
+// disrupted first.
 //
 // It holds the statistics (percentiles, verdicts against the documented
 // ranges, the exact and the large-sample Mann–Whitney U test, the

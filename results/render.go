@@ -55,18 +55,77 @@ func documented(s Step) string {
 	return fmt.Sprintf("%s–%s", fmtMS(s.DocumentedMS[0]), fmtMS(s.DocumentedMS[1]))
 }
 
+// nodesOf is the population a step's samples come from; runs before v3
+// did not split steps by node kind, so theirs are every pod's.
+func nodesOf(nodes string) string {
+	if nodes == "" {
+		return NodesAll
+	}
+	return nodes
+}
+
+// simulatedLabel is what a simulated row shows instead of a verdict: the
+// latency profile the hollow runtime played, which is what such a row
+// measures.
+func simulatedLabel(r *Run) string {
+	if p := r.Cluster.Topology.LatencyProfile; p != "" {
+		return "simulated (" + p + ")"
+	}
+	for _, p := range r.Populations {
+		if strings.HasPrefix(p.Runtime, "simulated") {
+			return p.Runtime
+		}
+	}
+	return "simulated"
+}
+
+// verdictCell is a step's verdict, but never faster or slower for a
+// simulated step: the documented range is a real runtime's.
+func verdictCell(r *Run, s Step) string {
+	if s.Simulated {
+		return simulatedLabel(r)
+	}
+	return s.Verdict
+}
+
+// nodeOrder is the order of the groups of the step table: ReplicaSet-level
+// steps (all) first, as the chain starts there, then each node kind's pods.
+var nodeOrder = map[string]int{NodesAll: 0, NodesReal: 1, NodesHollow: 2}
+
+// tableSteps are the steps in the report's order: grouped by population
+// (all, real, hollow, any other kind last), chain order within a group,
+// the whole run's end to end last.
+func tableSteps(r *Run) []Step {
+	steps := append([]Step(nil), r.Steps...)
+	rank := func(s Step) int {
+		if o, ok := nodeOrder[nodesOf(s.Nodes)]; ok {
+			return o
+		}
+		return len(nodeOrder)
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return rank(steps[i]) < rank(steps[j]) })
+	return append(steps, r.EndToEnd)
+}
+
 func rows(r *Run) [][]string {
 	var out [][]string
-	for _, s := range append(append([]Step(nil), r.Steps...), r.EndToEnd) {
-		out = append(out, []string{s.Step, s.Name, fmt.Sprint(s.Count), fmtMS(s.P50), fmtMS(s.P90), fmtMS(s.P99), fmtMS(s.Max), documented(s), s.Verdict})
+	for _, s := range tableSteps(r) {
+		out = append(out, []string{s.Step, s.Name, nodesOf(s.Nodes), fmt.Sprint(s.Count), fmtMS(s.P50), fmtMS(s.P90), fmtMS(s.P99), fmtMS(s.Max), documented(s), verdictCell(r, s)})
 	}
 	return out
 }
 
-var header = []any{"step", "transition", "n", "p50 ms", "p90 ms", "p99 ms", "max ms", "documented ms", "verdict"}
+var header = []any{"step", "transition", "nodes", "n", "p50 ms", "p90 ms", "p99 ms", "max ms", "documented ms", "verdict"}
+
+// disrupted: the run says so, or lists a disruption (runs before v3 only
+// listed them).
+func disrupted(r *Run) bool { return r.Disrupted || len(r.Disruptions) > 0 }
 
 // Table renders the step table for a terminal.
 func Table(w io.Writer, r *Run) error {
+	if disrupted(r) {
+		fmt.Fprintf(w, "DISRUPTED: %d disruption(s) during the load (listed below); its latencies are not a healthy cluster's\n", len(r.Disruptions))
+	}
 	if err := termTable(w, header, rows(r)); err != nil {
 		return err
 	}
@@ -76,6 +135,24 @@ func Table(w io.Writer, r *Run) error {
 	}
 	if len(r.Unavailable) > 0 {
 		fmt.Fprintln(w, "unavailable (no actor of this run stamps them):", strings.Join(r.Unavailable, ", "))
+	}
+	if len(r.Populations) > 0 {
+		fmt.Fprintln(w, "\npods by node kind (share of ⑦ in each pod's end to end):")
+		if err := termTable(w, populationHeader, populationRows(r)); err != nil {
+			return err
+		}
+		for _, line := range shareSentences(r) {
+			fmt.Fprintln(w, line)
+		}
+	}
+	if len(r.Negative) > 0 {
+		fmt.Fprintf(w, "\nnegative samples (%d), each end stamped before its start:\n", len(r.Negative))
+		if err := termTable(w, negativeHeader, negativeRows(r)); err != nil {
+			return err
+		}
+		if len(r.Negative) > maxListed {
+			fmt.Fprintf(w, "… %d more in run.json\n", len(r.Negative)-maxListed)
+		}
 	}
 	if len(r.Disruptions) > 0 {
 		fmt.Fprintln(w, "\ndisruptions during the load (a healthy run has none; every latency after one is distorted):")
@@ -115,11 +192,19 @@ func termTable(w io.Writer, header []any, rows [][]string) error {
 	return t.Render()
 }
 
+// maxListed bounds the pods a report lists (missing steps, negative
+// samples); run.json has them all.
+const maxListed = 50
+
 // Markdown is report.md.
 func Markdown(r *Run) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# kstep run %s\n\n", r.ID)
-	fmt.Fprintf(&b, "profile `%s`, provider `%s`, runtime `%s`, started %s, %.1f s. **valid: %v**\n\n", r.Profile, r.Provider, r.Runtime, r.StartedAt, r.DurationS, r.Valid)
+	build := ""
+	if r.Version != "" {
+		build = fmt.Sprintf(", build `%s`", r.Version)
+	}
+	fmt.Fprintf(&b, "profile `%s`, provider `%s`, runtime `%s`%s, started %s, %.1f s. **valid: %v**\n\n", r.Profile, r.Provider, r.Runtime, build, r.StartedAt, r.DurationS, r.Valid)
 	c := r.Cluster
 	fmt.Fprintf(&b, "cluster: %d etcd, %d apiservers, %d controller-managers, %d schedulers, %d %s nodes; load: %d objects × %d replicas at %.0f qps\n\n",
 		c.Topology.EtcdMembers, c.Topology.APIServers, c.Topology.ControllerManagers, c.Topology.Schedulers, c.Topology.Nodes(), c.NodeKind, c.Objects, c.Replicas, c.QPS)
@@ -129,25 +214,43 @@ func Markdown(r *Run) string {
 	if t := c.Topology.Etcd.Timing(); t != "" {
 		fmt.Fprintf(&b, "%s\n\n", t)
 	}
-	if len(r.Invalid) > 0 {
+	if len(r.Invalid) > 0 || len(r.Negative) > 0 {
 		b.WriteString("## Why the run is invalid\n\n")
 		for _, why := range r.Invalid {
 			fmt.Fprintf(&b, "- %s\n", why)
 		}
 		b.WriteString("\n")
+		if len(r.Negative) > 0 {
+			fmt.Fprintf(&b, "Negative samples (%d): each end was stamped before its start, a bug in that step's causal chain.\n\n", len(r.Negative))
+			mdTable(&b, negativeHeader, negativeRows(r))
+			if len(r.Negative) > maxListed {
+				fmt.Fprintf(&b, "\n… %d more in run.json\n", len(r.Negative)-maxListed)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if disrupted(r) {
+		fmt.Fprintf(&b, "## The run was disrupted\n\n%s\n\n", disruptedText)
+		if len(r.Disruptions) > 0 {
+			mdTable(&b, disruptionHeader, disruptionRows(r))
+			b.WriteString("\n")
+		} else {
+			b.WriteString("run.json lists no disruption.\n\n")
+		}
 	}
 	b.WriteString("## Steps\n\n")
 	mdTable(&b, header, rows(r))
-	fmt.Fprintf(&b, "\nVerdicts compare p50 with the seed's documented range. Throughput: **%.1f pods/s** to Ready (%d pods, %d events).\n", r.Throughput.PodsPerS, r.Pods, r.Events)
+	fmt.Fprintf(&b, "\n%s Throughput: **%.1f pods/s** to Ready (%d pods, %d events).\n", verdictText, r.Throughput.PodsPerS, r.Pods, r.Events)
 	if len(r.Throughput.PerSecond) > 0 {
 		fmt.Fprintf(&b, "\nPods Ready per second: %v\n", r.Throughput.PerSecond)
 	}
 	if len(r.Unavailable) > 0 {
 		fmt.Fprintf(&b, "\nUnavailable (no actor of this run stamps them, so not reported): %s\n", strings.Join(r.Unavailable, ", "))
 	}
+	writePopulationsMD(&b, r)
+	writeChainsMD(&b, r)
 	writeWaterfallsMD(&b, r)
 	writeAPIMD(&b, r)
-	writeDisruptionsMD(&b, r)
 	writeEtcdMD(&b, r)
 	writeActorsMD(&b, r)
 	fmt.Fprintf(&b, "\nTrace drops: %s", fmtDrops(r))
@@ -158,14 +261,136 @@ func Markdown(r *Run) string {
 	if len(r.Incomplete) > 0 {
 		fmt.Fprintf(&b, "\n## Pods missing steps (%d)\n\n", len(r.Incomplete))
 		for i, m := range r.Incomplete {
-			if i == 50 {
-				fmt.Fprintf(&b, "- … %d more in run.json\n", len(r.Incomplete)-50)
+			if i == maxListed {
+				fmt.Fprintf(&b, "- … %d more in run.json\n", len(r.Incomplete)-maxListed)
 				break
 			}
 			fmt.Fprintf(&b, "- %s/%s: %s\n", m.Namespace, m.Name, strings.Join(m.Missing, ", "))
 		}
 	}
 	return b.String()
+}
+
+// verdictText explains the verdict column, in every report.
+const verdictText = "Verdicts compare p50 with the documented time scales; nodes says which pods the samples come from (all: every pod, and the ReplicaSet-level steps); a simulated step ran on the hollow nodes' simulated runtime, which plays a latency profile, so it gets no verdict."
+
+// disruptedText heads the disruptions of a disrupted run.
+const disruptedText = "A leader Lease changed hands or a node left Ready during the load. A healthy run has none: past what the machine sustains, Lease renewals and node heartbeats queue behind the load and a leader or a node is lost, and every latency after one is distorted. compare refuses this run unless forced."
+
+var populationHeader = []any{"nodes", "runtime", "pods", "e2e p50 ms", "e2e p99 ms", "⑦ share p50", "⑦ share p90", "documented ⑦ share"}
+
+func fmtPct(v float64) string { return fmt.Sprintf("%.0f %%", v) }
+
+func documentedShare() string {
+	return fmt.Sprintf("%.0f–%.0f %%", DocumentedStep7Share[0], DocumentedStep7Share[1])
+}
+
+func populationRows(r *Run) [][]string {
+	var out [][]string
+	for _, p := range r.Populations {
+		p50, p90 := "—", "—"
+		if p.Step7SharePct.Count > 0 {
+			p50, p90 = fmtPct(p.Step7SharePct.P50), fmtPct(p.Step7SharePct.P90)
+		}
+		out = append(out, []string{p.Nodes, p.Runtime, fmt.Sprint(p.Pods), fmtMS(p.EndToEnd.P50), fmtMS(p.EndToEnd.P99), p50, p90, documentedShare()})
+	}
+	return out
+}
+
+// simulatedPopulation: its pods ran on the simulated runtime, whose ⑦ is
+// whatever its latency profile says.
+func simulatedPopulation(p Population) bool {
+	return p.Nodes == NodesHollow || strings.HasPrefix(p.Runtime, "simulated")
+}
+
+// shareSentences set each population's share of ⑦ beside the documented
+// claim in words: where a real runtime's lands, and that a simulated one's
+// is not evidence either way.
+func shareSentences(r *Run) []string {
+	var out []string
+	for _, p := range r.Populations {
+		sh := p.Step7SharePct
+		switch {
+		case sh.Count == 0:
+			out = append(out, fmt.Sprintf("%s nodes: no pod has both step ⑦ and its end to end, so no share of ⑦.", p.Nodes))
+		case simulatedPopulation(p):
+			out = append(out, fmt.Sprintf("%s nodes: these pods' step ⑦ is %s, the hollow runtime playing a latency profile, so its share (median %s) is not a runtime's: it is not comparable with the documented %s.",
+				p.Nodes, p.Runtime, fmtPct(sh.P50), documentedShare()))
+		default:
+			where := "within"
+			if sh.P50 < DocumentedStep7Share[0] {
+				where = "below"
+			} else if sh.P50 > DocumentedStep7Share[1] {
+				where = "above"
+			}
+			out = append(out, fmt.Sprintf("%s nodes (%s): the median pod spent %s of its end to end in step ⑦ (the p90 pod %s), %s the documented %s.",
+				p.Nodes, p.Runtime, fmtPct(sh.P50), fmtPct(sh.P90), where, documentedShare()))
+		}
+	}
+	return out
+}
+
+func writePopulationsMD(b *strings.Builder, r *Run) {
+	if len(r.Populations) == 0 {
+		return
+	}
+	b.WriteString("\n## Pods by node kind\n\nEach pod's end to end, and the share of step ⑦ (kubelet noticed → readiness) in it, beside the documented share.\n\n")
+	mdTable(b, populationHeader, populationRows(r))
+	for _, line := range shareSentences(r) {
+		b.WriteString("\n" + line + "\n")
+	}
+}
+
+// chainRows is how each transition is measured, once per transition (the
+// populations of a pod-level step share its stamps).
+func chainRows(r *Run) [][]string {
+	var out [][]string
+	seen := map[string]bool{}
+	for _, s := range tableSteps(r) {
+		k := s.Step + "|" + s.Name + "|" + s.From + "|" + s.To
+		if seen[k] || s.From == "" && s.To == "" {
+			continue
+		}
+		seen[k] = true
+		chain := s.Chain
+		if chain == "" {
+			chain = "—"
+		}
+		out = append(out, []string{s.Step, s.Name, s.From + " → " + s.To, chain})
+	}
+	return out
+}
+
+var chainHeader = []any{"step", "transition", "from → to", "why from precedes to"}
+
+func writeChainsMD(b *strings.Builder, r *Run) {
+	rows := chainRows(r)
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n## How each step is measured\n\nEach step is the time from one stamp (from) to another (to); the chain says why the first causally precedes the second.\n\n")
+	mdTable(b, chainHeader, rows)
+}
+
+var negativeHeader = []any{"pod", "step", "ms", "stamped by (from → to)"}
+
+func negativeRows(r *Run) [][]string {
+	var out [][]string
+	for i, n := range r.Negative {
+		if i == maxListed {
+			break
+		}
+		out = append(out, []string{n.Namespace + "/" + n.Pod, n.Step + " " + n.Name, fmtSigned(n.MS), n.FromActor + " → " + n.ToActor})
+	}
+	return out
+}
+
+// fmtSigned is fmtMS for a value that may be negative.
+func fmtSigned(v float64) string {
+	if v < 0 {
+		return "−" + fmtMS(-v)
+	}
+	return fmtMS(v)
 }
 
 func strs(a []any) []string {
@@ -210,14 +435,6 @@ func disruptionRows(r *Run) [][]string {
 }
 
 var disruptionHeader = []any{"at", "kind", "what"}
-
-func writeDisruptionsMD(b *strings.Builder, r *Run) {
-	if len(r.Disruptions) == 0 {
-		return
-	}
-	b.WriteString("\n## Disruptions during the load\n\nA healthy run has none. Past what the machine sustains, Lease renewals and node heartbeats queue behind the load and a leader or a node is lost; every latency after one is distorted.\n\n")
-	mdTable(b, disruptionHeader, disruptionRows(r))
-}
 
 func etcdRows(r *Run) [][]string {
 	var out [][]string

@@ -43,14 +43,16 @@ func writeCSV(path string, r *Run) error {
 		return fmt.Errorf("steps.csv: %w", err)
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"step", "name", "from", "to", "count", "p50_ms", "p90_ms", "p99_ms", "max_ms", "documented_lo_ms", "documented_hi_ms", "verdict"})
+	// nodes and simulated came with run.json v3; the columns before them
+	// kept their names and order.
+	_ = w.Write([]string{"step", "name", "nodes", "from", "to", "count", "p50_ms", "p90_ms", "p99_ms", "max_ms", "documented_lo_ms", "documented_hi_ms", "verdict", "simulated"})
 	ms := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	for _, s := range append(append([]Step(nil), r.Steps...), r.EndToEnd) {
 		lo, hi := "", ""
 		if s.DocumentedMS != nil {
 			lo, hi = ms(s.DocumentedMS[0]), ms(s.DocumentedMS[1])
 		}
-		_ = w.Write([]string{s.Step, s.Name, s.From, s.To, strconv.Itoa(s.Count), ms(s.P50), ms(s.P90), ms(s.P99), ms(s.Max), lo, hi, s.Verdict})
+		_ = w.Write([]string{s.Step, s.Name, nodesOf(s.Nodes), s.From, s.To, strconv.Itoa(s.Count), ms(s.P50), ms(s.P90), ms(s.P99), ms(s.Max), lo, hi, s.Verdict, strconv.FormatBool(s.Simulated)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

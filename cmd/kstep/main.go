@@ -125,6 +125,7 @@ are the cluster's actors, which kstep up runs as child processes.`,
 		newBenchCmd(),
 		newReportCmd(),
 		newCompareCmd(),
+		newHistoryCmd(),
 		newChaosCmd(),
 		newSignalCmd(),
 	)

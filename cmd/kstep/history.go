@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kstep-dev/kstep/results"
+)
+
+func newHistoryCmd() *cobra.Command {
+	var (
+		out string
+		o   results.CompareOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "history DIR...",
+		Short: "Render the trend of every step over sets of runs of successive builds (history.md, history.html)",
+		Long: `Render a trend report over sets of runs of successive builds. Each DIR is a
+set directory (kstep bench --repeat N), a directory of run directories, or
+one run directory or run.json (a set of one). The entries are ordered by
+their first run's start, not by the order given.
+
+For every step (by number, name and node kind) the report has the median
+over each entry's runs of their p50 and p99, with the range across runs,
+each entry's build (its version) and date: a chart per step in
+history.html (inline SVG, offline) and a table per step in history.md.
+Each entry after the first is compared with the one before as kstep
+compare does (--threshold, --alpha): the steps that regressed with their
+shift and p, "not comparable: ..." when the sets were not measured alike,
+"too few runs" when they cannot reach --alpha. A regression is reported,
+not an error: history renders the past.
+
+Exit codes:
+  0  rendered
+  2  unreadable input or a usage error`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.MinimumNArgs(1)(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Threshold < 0 || o.Alpha <= 0 || o.Alpha >= 1 {
+				return usageError{fmt.Errorf("history: --threshold must be ≥ 0 and --alpha in (0, 1)")}
+			}
+			var sets []*results.Set
+			for _, dir := range args {
+				s, err := results.ReadSet(dir)
+				if err != nil {
+					return usageError{err}
+				}
+				sets = append(sets, s)
+			}
+			h := results.NewHistory(sets, o)
+			if err := results.WriteHistory(out, h); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			for i, e := range h.Entries {
+				fmt.Fprintf(w, "%d. %s (%s, %d run(s)): %s\n", i+1, e.Version, e.Date(), len(e.Set.Runs), h.Verdict(i))
+			}
+			fmt.Fprintln(w, "history:", filepath.Join(out, results.HistoryMarkdownFile), filepath.Join(out, results.HistoryHTMLFile))
+			return nil
+		},
+	}
+	// A bad flag is a usage error too (exit 2).
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.Flags().StringVar(&out, "out", filepath.Join("results", "history"), "directory to write history.md and history.html into")
+	cmd.Flags().Float64Var(&o.Threshold, "threshold", results.DefaultThreshold, "percent a p50 or p99 may shift before it counts as a regression")
+	cmd.Flags().Float64Var(&o.Alpha, "alpha", results.DefaultAlpha, "significance level of the two-sided test")
+	return cmd
+}
