@@ -134,10 +134,24 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 			step = "pod.bound"
 		}
 		old := set(f.Actors)
+		// The binding apiserver stamps pod.bound; the scheduler that
+		// chose the node stamped the pod's pod.scheduled.
+		by := map[string]string{}
+		if e.Recovery == RecoverLeaderBind {
+			for _, s := range h.Steps {
+				if s.Step == "pod.scheduled" {
+					by[s.UID] = s.Actor
+				}
+			}
+		}
 		for _, s := range h.Steps {
-			if s.Step == step && in(s.At) && !old[s.Actor] {
+			actor := s.Actor
+			if e.Recovery == RecoverLeaderBind {
+				actor = by[s.UID]
+			}
+			if s.Step == step && in(s.At) && actor != "" && !old[actor] {
 				recovered = s.At
-				f.Recovery.Note = "by " + s.Actor
+				f.Recovery.Note = "by " + actor
 				break
 			}
 		}

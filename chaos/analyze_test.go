@@ -161,3 +161,23 @@ func TestLongestWaitSeesAHungRequestTheGapHides(t *testing.T) {
 		t.Fatalf("a 3 s wait passed maxWait 1.5s: %+v", vs)
 	}
 }
+
+// The binding apiserver stamps pod.bound: the scheduler leader's recovery
+// is the first binding of a pod another scheduler chose, never one the
+// killed leader chose (its request may land after the fault).
+func TestMeasureLeaderBindByTheNewScheduler(t *testing.T) {
+	h := &History{
+		Leases: map[string][]LeaderSample{LeaseScheduler: {{At: at(0), Holder: "s-0"}, {At: at(13), Holder: "s-1"}}},
+		Steps: []StepEvent{
+			{At: at(11), Step: "pod.scheduled", Actor: "s-0", UID: "a"},
+			{At: at(12), Step: "pod.bound", Actor: "apiserver-0", UID: "a"},
+			{At: at(14), Step: "pod.scheduled", Actor: "s-1", UID: "b"},
+			{At: at(15), Step: "pod.bound", Actor: "apiserver-1", UID: "b"},
+		},
+	}
+	f := FaultResult{Target: TargetScheduler, Actors: []string{"s-0"}, InjectedAt: at(10), WindowEnd: at(30)}
+	f.Measure(h, Expect{Detection: DetectLeaseHolder, Recovery: RecoverLeaderBind})
+	if value(f.Recovery) != 5000 || f.Recovery.Note != "by s-1" {
+		t.Errorf("recovery %v (%s), want 5000 ms by s-1", value(f.Recovery), f.Recovery.Note)
+	}
+}
