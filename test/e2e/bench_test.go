@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -58,6 +59,21 @@ func TestBenchQuickCausal(t *testing.T) {
 				}
 				if r.Provider != prov || r.Profile != "quick" {
 					t.Errorf("run %d: provider %q profile %q", i+1, r.Provider, r.Profile)
+				}
+				// A real run's export passes the real promtool.
+				if promtool, err := exec.LookPath("promtool"); err == nil {
+					cmd := exec.Command(promtool, "check", "metrics")
+					f, err := os.Open(filepath.Join(set.Dirs[i], "metrics.prom"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					cmd.Stdin = f
+					if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+						t.Errorf("run %d: promtool check metrics: %v\n%s", i+1, err, out)
+					}
+					f.Close()
+				} else if os.Getenv("KSTEP_REQUIRE_TOOLS") == "1" {
+					t.Errorf("promtool is not on PATH (KSTEP_REQUIRE_TOOLS=1): apt-get install -y prometheus")
 				}
 				low := 0.0
 				for _, s := range append(append([]results.Step(nil), r.Steps...), r.EndToEnd) {
