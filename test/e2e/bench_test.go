@@ -75,10 +75,8 @@ func TestBenchQuickCausal(t *testing.T) {
 				} else if os.Getenv("KSTEP_REQUIRE_TOOLS") == "1" {
 					t.Errorf("promtool is not on PATH (KSTEP_REQUIRE_TOOLS=1): apt-get install -y prometheus")
 				}
-				low := 0.0
 				for _, s := range append(append([]results.Step(nil), r.Steps...), r.EndToEnd) {
 					for _, v := range s.SamplesMS {
-						low = min(low, v)
 						if v < 0 {
 							t.Errorf("run %d: %s %s (%s) has a negative sample %.3f ms", i+1, s.Step, s.Name, s.Nodes, v)
 							break
