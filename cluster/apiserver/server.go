@@ -113,6 +113,11 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 	if err := s.configureSecurity(opts); err != nil {
 		return nil, err
 	}
+	// Opened here, not in Run, so an apiserver embedded in a test traces
+	// too; Run closes it.
+	if s.tracer, err = trace.Open(opts.TraceFile, opts.Name); err != nil {
+		return nil, err
+	}
 	s.addAdmission()
 	if s.audit, err = openAudit(opts.AuditLogPath, opts.AuditLevel, reg); err != nil {
 		return nil, err
@@ -240,10 +245,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if s.tracer, err = trace.Open(opts.TraceFile, opts.Name); err != nil {
-		return err
-	}
-	defer s.tracer.Close()
+	defer s.tracer.Close() // New opened it
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", opts.Listen, err)

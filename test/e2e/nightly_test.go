@@ -102,9 +102,9 @@ func runCompareCLI(t *testing.T, base, cur string) (int, string, *results.Compar
 }
 
 // TestNightlyCompareSets is the nightly's self-check (make nightly, not
-// make test: 16 runs): two sets of 5 runs of the same build are no
-// regression; 5 runs with the scheduler's binding delayed 5 ms by a
-// failpoint are, with ⑤ named at p < 0.05 (exit 1); a run of another
+// make test: 16 runs, about 3 minutes): two sets of 5 runs of the same
+// build are no regression; 5 runs with the scheduler's binding delayed 5 ms
+// by a failpoint are, with ⑤ named at p < 0.05 (exit 1); a run of another
 // profile is refused (exit 2).
 func TestNightlyCompareSets(t *testing.T) {
 	if os.Getenv("KSTEP_NIGHTLY") != "1" {
@@ -112,20 +112,26 @@ func TestNightlyCompareSets(t *testing.T) {
 	}
 	dir := t.TempDir()
 	small := filepath.Join(repoRoot(t), "bench", "profiles", "small.yaml")
-	bench := func(name string, args ...string) string {
-		out := filepath.Join(dir, name)
+	bench := func(out string, args ...string) {
 		start := time.Now()
-		code, output := runBench(t, 20*time.Minute, append([]string{"--profile", small, "--provider", "process", "--out", out}, args...)...)
-		t.Logf("%s: exit %d in %s", name, code, time.Since(start).Round(time.Second))
+		code, output := runBench(t, 10*time.Minute, append([]string{"--profile", small, "--provider", "process", "--out", out}, args...)...)
+		t.Logf("%s: exit %d in %s", out[len(dir)+1:], code, time.Since(start).Round(time.Second))
 		if code != 0 {
-			t.Fatalf("%s: exit %d, want 0\n%s", name, code, output)
+			t.Fatalf("%s: exit %d, want 0\n%s", out, code, output)
 		}
-		return out
 	}
-	base := bench("base", "--repeat", "5")
-	same := bench("same", "--repeat", "5")
-	slow := bench("bind-delay-5ms", "--repeat", "5", "--scheduler-arg", "--failpoint-bind-delay=5ms")
-	other := bench("other-profile", "--profile", filepath.Join("testdata", "small-other.yaml"))
+	// The three sets' runs take turns (base, same, slow, base, ...), so
+	// a machine whose load drifts while they run loads each set alike:
+	// sets run one after another would measure the drift.
+	base, same, slow := filepath.Join(dir, "base"), filepath.Join(dir, "same"), filepath.Join(dir, "bind-delay-5ms")
+	for i := 1; i <= 5; i++ {
+		run := results.RunDirName(i)
+		bench(filepath.Join(base, run))
+		bench(filepath.Join(same, run))
+		bench(filepath.Join(slow, run), "--scheduler-arg", "--failpoint-bind-delay=5ms")
+	}
+	other := filepath.Join(dir, "other-profile")
+	bench(other, "--profile", filepath.Join("testdata", "small-other.yaml"))
 
 	code, stderr, c := runCompareCLI(t, base, same)
 	if code != 0 || c == nil || !c.Concluded || len(c.Regressions()) > 0 {
