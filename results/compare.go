@@ -109,20 +109,18 @@ type Effect struct {
 
 // Regressions are the deltas that regressed.
 func (c *Comparison) Regressions() []SetDelta {
-	var out []SetDelta
-	for _, d := range c.Deltas {
-		if d.Regressed {
-			out = append(out, d)
-		}
-	}
-	return out
+	return c.where(func(d SetDelta) bool { return d.Regressed })
 }
 
 // Improvements are the deltas that improved.
 func (c *Comparison) Improvements() []SetDelta {
+	return c.where(func(d SetDelta) bool { return d.Improved })
+}
+
+func (c *Comparison) where(keep func(SetDelta) bool) []SetDelta {
 	var out []SetDelta
 	for _, d := range c.Deltas {
-		if d.Improved {
+		if keep(d) {
 			out = append(out, d)
 		}
 	}

@@ -266,30 +266,15 @@ func MannWhitneyNormal(a, b []float64) (u, p float64) {
 	if n1 == 0 || n2 == 0 {
 		return 0, 1
 	}
-	type obs struct {
-		v     float64
-		fromA bool
-	}
-	all := make([]obs, 0, len(a)+len(b))
-	for _, v := range a {
-		all = append(all, obs{v, true})
-	}
-	for _, v := range b {
-		all = append(all, obs{v, false})
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
+	// The pooled ranks, sorted: a run of equal (doubled) ranks is a tie.
+	ranks2, sumA := doubledMidRanks(a, b)
 	n := n1 + n2
-	var rankA, tieTerm float64
-	for i := 0; i < len(all); {
+	rankA := float64(sumA) / 2
+	var tieTerm float64
+	for i := 0; i < len(ranks2); {
 		j := i
-		for j < len(all) && all[j].v == all[i].v {
+		for j < len(ranks2) && ranks2[j] == ranks2[i] {
 			j++
-		}
-		mid := float64(i+j+1) / 2 // ranks i+1..j
-		for k := i; k < j; k++ {
-			if all[k].fromA {
-				rankA += mid
-			}
 		}
 		t := float64(j - i)
 		tieTerm += t*t*t - t
