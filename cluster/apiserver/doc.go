@@ -26,6 +26,11 @@
 // SelfSubjectAccessReviews) are opt-in: with no client CA and no token file
 // every caller is the admin.
 //
+// Step stamps (cluster/trace): rs.received and rs.persisted for a
+// ReplicaSet's create, pod.persisted, pod.bound when etcd acknowledged a
+// binding (write.go), and the watch-cache stamps (watchstamps.go) when this
+// apiserver's etcd watch delivers a change, before any watcher gets it.
+//
 // Object state lives in etcd only; the watch caches are derived from it.
 // This package must not run any controller logic (replica counts,
 // scheduling, node health): those belong to the actors that watch it. The

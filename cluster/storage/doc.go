@@ -14,7 +14,9 @@
 //   - Cacher: the watch cache of one resource. ONE etcd watch per resource
 //     prefix, decoded once, kept as the current state plus a ring of recent
 //     events, and fanned out to every watcher of that resource. Thousands of
-//     watchers cost one etcd watch.
+//     watchers cost one etcd watch. An Observe hook, opaque to storage,
+//     sees each change before any watcher does (the apiserver stamps the
+//     step tracer there).
 //
 // Storage knows keys, bytes, revisions and opaque decoded objects. It must not
 // know HTTP, Kubernetes API semantics (defaulting, validation, subresources),
