@@ -15,12 +15,21 @@ import (
 const (
 	DefaultThreshold = 10   // percent
 	DefaultAlpha     = 0.05 // two-sided significance level
+	// DefaultMinShiftMS is the smallest shift that counts, in ms: +25 %
+	// of a 0.05 ms step (an informer handing a ReplicaSet on) is 12 µs,
+	// within what two fresh clusters on a shared machine differ by, and
+	// no user waits for it.
+	DefaultMinShiftMS = 0.25
 )
 
 // CompareOptions tune CompareSets.
 type CompareOptions struct {
 	Threshold float64 // percent; default 10 when 0
 	Alpha     float64 // default 0.05 when 0
+	// MinShiftMS is the smallest Hodges–Lehmann shift, in ms, that is a
+	// regression or an improvement, beside Threshold percent; default
+	// DefaultMinShiftMS when 0, none when negative.
+	MinShiftMS float64
 	// Force compares what would be refused: the refusals become warnings,
 	// and with too few runs the deltas come without verdicts.
 	Force bool
@@ -33,6 +42,12 @@ func (o CompareOptions) withDefaults() CompareOptions {
 	if o.Alpha == 0 {
 		o.Alpha = DefaultAlpha
 	}
+	switch {
+	case o.MinShiftMS == 0:
+		o.MinShiftMS = DefaultMinShiftMS
+	case o.MinShiftMS < 0:
+		o.MinShiftMS = 0
+	}
 	return o
 }
 
@@ -42,8 +57,9 @@ type Comparison struct {
 	BaseRuns int `json:"base_runs"`
 	NewRuns  int `json:"new_runs"`
 	// Threshold and Alpha are the options in effect (defaults applied).
-	Threshold float64 `json:"threshold_pct"`
-	Alpha     float64 `json:"alpha"`
+	Threshold  float64 `json:"threshold_pct"`
+	MinShiftMS float64 `json:"min_shift_ms"`
+	Alpha      float64 `json:"alpha"`
 	// MinRuns is the fewest runs a side at which the test can reach Alpha.
 	MinRuns int `json:"min_runs"`
 	// Refused says why the sets are not comparable (exit 2), one sentence
@@ -105,6 +121,8 @@ type Effect struct {
 	// 100·(1−Alpha) when the runs suffice (95 at the default).
 	CILevel float64 `json:"ci_level_pct"`
 	P       float64 `json:"p"` // two-sided Mann–Whitney over per-run values
+	// ShiftMS is the Hodges–Lehmann shift in ms.
+	ShiftMS float64 `json:"shift_ms"`
 }
 
 // Regressions are the deltas that regressed.
@@ -144,7 +162,7 @@ func (c *Comparison) where(keep func(SetDelta) bool) []SetDelta {
 // varied: they differ with a warning.
 func CompareSets(base, cur *Set, o CompareOptions) *Comparison {
 	o = o.withDefaults()
-	c := &Comparison{Threshold: o.Threshold, Alpha: o.Alpha, MinRuns: MinRuns(o.Alpha)}
+	c := &Comparison{Threshold: o.Threshold, MinShiftMS: o.MinShiftMS, Alpha: o.Alpha, MinRuns: MinRuns(o.Alpha)}
 	if base != nil {
 		c.BaseRuns = len(base.Runs)
 	}
@@ -433,7 +451,7 @@ func delta(b, n *stepRuns, o CompareOptions, concluded bool) SetDelta {
 		name string
 		e    Effect
 	}{{"p50", d.P50}, {"p99", d.P99}} {
-		if e.e.P >= o.Alpha {
+		if e.e.P >= o.Alpha || math.Abs(e.e.ShiftMS) < o.MinShiftMS {
 			continue
 		}
 		switch {
@@ -477,7 +495,7 @@ func effect(base, cur []float64, alpha float64) Effect {
 	_, p := MannWhitney(base, cur)
 	shift, lo, hi, level, _ := HodgesLehmann(base, cur, alpha)
 	m := medianOf(base)
-	return Effect{ShiftPct: pctOf(shift, m), CILoPct: pctOf(lo, m), CIHiPct: pctOf(hi, m), CILevel: level, P: p}
+	return Effect{ShiftPct: pctOf(shift, m), CILoPct: pctOf(lo, m), CIHiPct: pctOf(hi, m), CILevel: level, P: p, ShiftMS: shift}
 }
 
 func medianOf(v []float64) float64 {

@@ -438,3 +438,21 @@ func TestCompareSetsNotSignificant(t *testing.T) {
 		t.Errorf("separated: %+v", d)
 	}
 }
+
+// A significant +40 % of a 0.05 ms step is 20 µs: below the default floor
+// it is no regression; with the floor off it is.
+func TestCompareSetsMinShift(t *testing.T) {
+	base, cur := setOfP50("base", 0.050, 0.051, 0.052, 0.053, 0.054), setOfP50("new", 0.070, 0.071, 0.072, 0.073, 0.074)
+	d := deltaOf(t, CompareSets(base, cur, CompareOptions{}), keySelect)
+	if d.Regressed || d.P50.P != 2.0/252 || math.Abs(d.P50.ShiftMS-0.02) > 1e-9 {
+		t.Errorf("a 20 µs shift regressed at the default floor: %+v", d)
+	}
+	if d := deltaOf(t, CompareSets(base, cur, CompareOptions{MinShiftMS: -1}), keySelect); !d.Regressed {
+		t.Errorf("with no floor a significant +40 %% is a regression: %+v", d)
+	}
+	// 5 ms more in a 5 ms step, as the nightly self-check's failpoint adds.
+	base, cur = setOfP50("base", 4.5, 4.8, 5.0, 5.2, 5.6), setOfP50("new", 9.4, 9.9, 10.1, 10.3, 10.8)
+	if d := deltaOf(t, CompareSets(base, cur, CompareOptions{}), keySelect); !d.Regressed {
+		t.Errorf("+5 ms of 5 ms: %+v", d)
+	}
+}

@@ -92,6 +92,7 @@ Exit codes:
 	// A bad flag is a usage error too (exit 2), not a failed comparison.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.Flags().Float64Var(&o.Threshold, "threshold", results.DefaultThreshold, "percent a p50 or p99 may shift before it counts")
+	cmd.Flags().Float64Var(&o.MinShiftMS, "min-shift-ms", results.DefaultMinShiftMS, "the smallest shift, in ms, that counts besides --threshold (negative: none)")
 	cmd.Flags().Float64Var(&o.Alpha, "alpha", results.DefaultAlpha, "significance level of the two-sided test")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "compare sets that would be refused (the refusals become warnings)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of the table")

@@ -69,6 +69,7 @@ Exit codes:
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.Flags().StringVar(&out, "out", filepath.Join("results", "history"), "directory to write history.md and history.html into")
 	cmd.Flags().Float64Var(&o.Threshold, "threshold", results.DefaultThreshold, "percent a p50 or p99 may shift before it counts as a regression")
+	cmd.Flags().Float64Var(&o.MinShiftMS, "min-shift-ms", results.DefaultMinShiftMS, "the smallest shift, in ms, that counts besides --threshold (negative: none)")
 	cmd.Flags().Float64Var(&o.Alpha, "alpha", results.DefaultAlpha, "significance level of the two-sided test")
 	return cmd
 }
