@@ -158,9 +158,10 @@ func TestSpreadByLeastAllocated(t *testing.T) {
 		t.Errorf("used %d nodes: %v", len(perNode), perNode)
 	}
 	_ = h.tracer.Close()
-	for _, step := range []string{trace.PodObservedSched, trace.PodScheduled, trace.PodBound} {
-		if c := strings.Count(h.trace.String(), `"step":"`+step+`"`); c != 50 {
-			t.Errorf("%s stamped %d times, want 50", step, c)
+	// pod.bound is the binding apiserver's stamp, not the scheduler's.
+	for step, want := range map[string]int{trace.PodObservedSched: 50, trace.PodScheduled: 50, trace.PodBound: 0} {
+		if c := strings.Count(h.trace.String(), `"step":"`+step+`"`); c != want {
+			t.Errorf("%s stamped %d times, want %d", step, c, want)
 		}
 	}
 	if ev := h.events(); len(ev) != 50 || !strings.HasPrefix(ev[0], "Normal Scheduled Successfully assigned default/p") {
@@ -388,5 +389,20 @@ func TestSchedulingGates(t *testing.T) {
 	h.drain(context.Background())
 	if h.binder.placements()["gated"] == "" {
 		t.Fatal("not scheduled once its gates were removed")
+	}
+}
+
+// The bind-delay failpoint holds each binding that long before its call
+// (the nightly self-check's 5 ms slower ⑤).
+func TestBindDelayFailpoint(t *testing.T) {
+	h := newHarness(t, inlineExecutor{}, nodes(1, "8")...)
+	h.s.bindDelay = 30 * time.Millisecond
+	h.s.onPendingAdd(st.MakePod().Name("p").Req("cpu", "100m", "memory", "100Mi").Obj())
+	start := time.Now()
+	if n := h.drain(context.Background()); n != 1 {
+		t.Fatalf("ran %d cycles", n)
+	}
+	if d := time.Since(start); d < 30*time.Millisecond || len(h.binder.placements()) != 1 {
+		t.Errorf("bound %d pods in %v, want 1 after at least 30 ms", len(h.binder.placements()), d)
 	}
 }
