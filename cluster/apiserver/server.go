@@ -81,6 +81,13 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 		registry:  reg,
 		metrics:   newMetrics(reg),
 	}
+	// Opened here, not in Run, so an apiserver embedded in a test traces
+	// too (Run closes it), and before the watch caches, which stamp only
+	// when there is a tracer.
+	var err error
+	if s.tracer, err = trace.Open(opts.TraceFile, opts.Name); err != nil {
+		return nil, err
+	}
 	cm := storage.NewCacheMetrics(reg)
 	var specs []openapi.Resource
 	for _, r := range resources() {
@@ -106,20 +113,18 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 	}
 	spec, err := openapi.New(specs)
 	if err != nil {
+		_ = s.tracer.Close()
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
 	s.openapi = spec
 	s.mux = s.routes()
 	if err := s.configureSecurity(opts); err != nil {
-		return nil, err
-	}
-	// Opened here, not in Run, so an apiserver embedded in a test traces
-	// too; Run closes it.
-	if s.tracer, err = trace.Open(opts.TraceFile, opts.Name); err != nil {
+		_ = s.tracer.Close()
 		return nil, err
 	}
 	s.addAdmission()
 	if s.audit, err = openAudit(opts.AuditLogPath, opts.AuditLevel, reg); err != nil {
+		_ = s.tracer.Close()
 		return nil, err
 	}
 	s.limiter = newInflight(opts, reg)

@@ -15,33 +15,38 @@ import (
 // PodReadyCached) when this apiserver's etcd watch delivers the change, so
 // each watcher's receipt is measured from a stamp that causally precedes it
 // (the writer's own acknowledgement does not: etcd notifies watchers first).
-// nil for resources no step concerns, and when the apiserver traces nothing.
+// nil for resources no step concerns, and when the apiserver traces nothing
+// (then the fan-out path does not even read the clock).
 func (s *Server) cacheStamps(r *resource) func(time.Time, runtime.Object, runtime.Object) {
+	t := s.tracer
+	if t == nil {
+		return nil
+	}
 	switch {
 	case r.gvr.Group == "apps" && r.gvr.Resource == "replicasets":
 		return func(at time.Time, prev, cur runtime.Object) {
-			if prev != nil || s.tracer == nil {
+			if prev != nil {
 				return
 			}
 			if rs, ok := cur.(*appsv1.ReplicaSet); ok {
-				s.tracer.EmitAt(at, trace.RSCached, "ReplicaSet", rs.Namespace, rs.Name, rs.UID)
+				t.EmitAt(at, trace.RSCached, "ReplicaSet", rs.Namespace, rs.Name, rs.UID)
 			}
 		}
 	case r.gvr.Group == "" && r.gvr.Resource == "pods":
 		return func(at time.Time, prev, cur runtime.Object) {
 			pod, ok := cur.(*corev1.Pod)
-			if !ok || s.tracer == nil {
+			if !ok {
 				return
 			}
 			old, _ := prev.(*corev1.Pod)
 			if old == nil {
-				s.tracer.EmitAt(at, trace.PodCached, "Pod", pod.Namespace, pod.Name, pod.UID)
+				t.EmitAt(at, trace.PodCached, "Pod", pod.Namespace, pod.Name, pod.UID)
 			}
 			if pod.Spec.NodeName != "" && (old == nil || old.Spec.NodeName == "") {
-				s.tracer.EmitAt(at, trace.PodBoundCached, "Pod", pod.Namespace, pod.Name, pod.UID)
+				t.EmitAt(at, trace.PodBoundCached, "Pod", pod.Namespace, pod.Name, pod.UID)
 			}
 			if podReady(pod) && (old == nil || !podReady(old)) {
-				s.tracer.EmitAt(at, trace.PodReadyCached, "Pod", pod.Namespace, pod.Name, pod.UID)
+				t.EmitAt(at, trace.PodReadyCached, "Pod", pod.Namespace, pod.Name, pod.UID)
 			}
 		}
 	}
