@@ -125,10 +125,17 @@ func peerSenders(initialCluster string) netfault.Senders {
 		}
 		return ""
 	}
-	// Go's HTTP client writes the header as "X-Peerurls".
-	key := []byte("\r\nx-peerurls:")
+	// Go's HTTP client writes the header canonicalized, "X-Peerurls"
+	// (etcd spells it "X-PeerURLs"); the chunk is searched as it is, with
+	// no lower-cased copy of each one.
+	keys := [][]byte{[]byte("\r\nX-Peerurls:"), []byte("\r\nX-PeerURLs:")}
 	reidentify := func(chunk []byte) string {
-		i := bytes.Index(bytes.ToLower(chunk), key)
+		i, key := -1, keys[0]
+		for _, key = range keys {
+			if i = bytes.Index(chunk, key); i >= 0 {
+				break
+			}
+		}
 		if i < 0 {
 			return ""
 		}

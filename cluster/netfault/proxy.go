@@ -521,7 +521,9 @@ func (c *conn) pump(d Direction, src io.Reader, dst io.Writer) {
 		for {
 			buf := make([]byte, chunk)
 			n, err := src.Read(buf)
-			if n > 0 && d == Up && c.p.senders.Reidentify != nil && c.p.reidentify(c, buf[:n]) {
+			// Naming matters only to rules: a healthy link skips it, and
+			// under a rule every request of etcd's names its sender again.
+			if n > 0 && d == Up && c.p.senders.Reidentify != nil && c.p.active.Load() && c.p.reidentify(c, buf[:n]) {
 				return // its sender is cut off
 			}
 			if n > 0 {
