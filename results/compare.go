@@ -432,6 +432,28 @@ func stepsOf(s *Set) setSteps {
 	return out
 }
 
+// SetStep is one step across the runs of a set.
+type SetStep struct {
+	Step Step // the first run's, for its number, name and population
+	TrendPoint
+}
+
+// StepsAcross is each step of s, in the order the runs first carry them,
+// across the runs: the median and the range of the runs' p50s and p99s, as
+// CompareSets judges them.
+func StepsAcross(s *Set) []SetStep {
+	steps := stepsOf(s)
+	out := make([]SetStep, 0, len(steps.order))
+	for _, k := range steps.order {
+		sr := steps.byKey[k]
+		lo50, hi50 := minMax(sr.p50)
+		lo99, hi99 := minMax(sr.p99)
+		out = append(out, SetStep{Step: sr.step, TrendPoint: TrendPoint{Runs: len(sr.p50),
+			P50: medianOf(sr.p50), P50Lo: lo50, P50Hi: hi50, P99: medianOf(sr.p99), P99Lo: lo99, P99Hi: hi99}})
+	}
+	return out
+}
+
 // delta judges one step; verdicts only when concluded (enough runs in
 // both sets) and when this step's runs can reach Alpha themselves.
 func delta(b, n *stepRuns, o CompareOptions, concluded bool) SetDelta {

@@ -120,7 +120,6 @@ func newEntry(s *Set) HistoryEntry {
 	e := HistoryEntry{Set: s, Points: map[string]TrendPoint{}}
 	var versions []string
 	seen := map[string]bool{}
-	p50s, p99s := map[string][]float64{}, map[string][]float64{}
 	for i, r := range s.Runs {
 		if i == 0 || startedBefore(r.StartedAt, e.StartedAt) {
 			e.StartedAt = r.StartedAt
@@ -133,20 +132,10 @@ func newEntry(s *Set) HistoryEntry {
 			}
 			versions = append(versions, v)
 		}
-		// As CompareSets: a run whose step has no samples gives it no value.
-		for _, st := range append(append([]Step(nil), r.Steps...), r.EndToEnd) {
-			if st.Count == 0 {
-				continue
-			}
-			p50s[st.Key()] = append(p50s[st.Key()], st.P50)
-			p99s[st.Key()] = append(p99s[st.Key()], st.P99)
-		}
 	}
 	e.Version = strings.Join(versions, " + ")
-	for k, v := range p50s {
-		lo50, hi50 := minMax(v)
-		lo99, hi99 := minMax(p99s[k])
-		e.Points[k] = TrendPoint{Runs: len(v), P50: medianOf(v), P50Lo: lo50, P50Hi: hi50, P99: medianOf(p99s[k]), P99Lo: lo99, P99Hi: hi99}
+	for _, st := range StepsAcross(s) {
+		e.Points[st.Step.Key()] = st.TrendPoint
 	}
 	return e
 }

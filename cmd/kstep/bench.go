@@ -6,11 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/montanaflynn/stats"
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -164,39 +162,11 @@ func setTable(w io.Writer, runs []*results.Run) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	type agg struct {
-		s        results.Step
-		p50, p99 []float64
-	}
-	var order []string
-	by := map[string]*agg{}
-	for _, r := range runs {
-		for _, s := range append(append([]results.Step(nil), r.Steps...), r.EndToEnd) {
-			a := by[s.Key()]
-			if a == nil {
-				a = &agg{s: s}
-				by[s.Key()] = a
-				order = append(order, s.Key())
-			}
-			a.p50, a.p99 = append(a.p50, s.P50), append(a.p99, s.P99)
-		}
-	}
 	t = tablewriter.NewWriter(w)
 	t.Header("step", "transition", "nodes", "runs", "p50 median", "p50 range", "p99 median", "p99 range")
-	for _, k := range order {
-		a := by[k]
-		_ = t.Append([]string{a.s.Step, a.s.Name, a.s.Nodes, fmt.Sprint(len(a.p50)), f2(median(a.p50)), span(a.p50), f2(median(a.p99)), span(a.p99)})
+	for _, st := range results.StepsAcross(&results.Set{Runs: runs}) {
+		_ = t.Append([]string{st.Step.Step, st.Step.Name, st.Step.Nodes, fmt.Sprint(st.Runs),
+			f2(st.P50), f2(st.P50Lo) + "–" + f2(st.P50Hi), f2(st.P99), f2(st.P99Lo) + "–" + f2(st.P99Hi)})
 	}
 	return t.Render()
-}
-
-func median(v []float64) float64 {
-	m, _ := stats.Median(v)
-	return m
-}
-
-func span(v []float64) string {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return f2(s[0]) + "–" + f2(s[len(s)-1])
 }
