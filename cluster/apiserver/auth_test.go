@@ -1,8 +1,6 @@
 package apiserver_test
 
 import (
-	"github.com/kstep-dev/kstep/cluster/netfault"
-
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -18,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/cluster/netfault"
 	"github.com/kstep-dev/kstep/cluster/pki"
 	"github.com/kstep-dev/kstep/internal/testenv"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -70,7 +69,7 @@ func (e *secureEnv) certClientConfig(user string, groups ...string) *rest.Config
 }
 
 func (e *secureEnv) certClient(user string, groups ...string) *kubernetes.Clientset {
-	return e.clientFor(e.pki.ClientConfig(e.t, e.api.Config, user, groups...))
+	return e.clientFor(e.certClientConfig(user, groups...))
 }
 
 func (e *secureEnv) tokenClient(token string) *kubernetes.Clientset {
@@ -298,7 +297,7 @@ func TestRBAC(t *testing.T) {
 		t.Errorf("bob GET /metrics: %d, want 403", code)
 	}
 	// The link control (chaos faults on actor → apiserver): the admin only.
-	if code, body := rawGet(t, e.pki.ClientConfig(t, e.api.Config, pki.AdminUser, pki.MastersGroup), netfault.ControlPath); code != 200 {
+	if code, body := rawGet(t, e.certClientConfig(pki.AdminUser, pki.MastersGroup), netfault.ControlPath); code != 200 {
 		t.Errorf("admin GET %s: %d %s", netfault.ControlPath, code, body)
 	}
 	if code, _ := rawGet(t, e.pki.TokenConfig(e.api.Config, "bob-token"), netfault.ControlPath); code != 403 {
