@@ -99,10 +99,6 @@ var transitions = []transition{
 var endToEnd = transition{step: "e2e", name: "client sent → pod Ready observed", from: []string{loadgen.ClientRSSent}, to: trace.PodReadyObserved,
 	chain: "client.rs.sent: the load generator, before it sends the ReplicaSet; pod.ready.observed: its watch delivered the pod Ready"}
 
-// step7 is the runtime's share of the end to end: from the kubelet noticing
-// the pod to its readiness (or its start, for a pod without a probe).
-var step7 = transition{step: "⑦", name: "kubelet noticed → ready", from: []string{trace.PodObservedKubelet}, to: trace.PodProbeReady}
-
 // Input is what Analyze joins.
 type Input struct {
 	Events []trace.Event
@@ -461,8 +457,10 @@ func populations(st stamps, pods []loadgen.PodOwner, podKind []string, e2e []sam
 		}
 		k := podKind[s.idx]
 		byKind[k] = append(byKind[k], s)
-		a, ok1 := st.first(step7.from[0], s.pod.UID)
-		b, ok2 := st.first(step7.to, s.pod.UID)
+		// ⑦: the kubelet noticing the pod → its readiness (or its start,
+		// for a pod without a probe).
+		a, ok1 := st.first(trace.PodObservedKubelet, s.pod.UID)
+		b, ok2 := st.first(trace.PodProbeReady, s.pod.UID)
 		if !ok2 {
 			b, ok2 = st.first(trace.PodContainerStarted, s.pod.UID)
 		}
