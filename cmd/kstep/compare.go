@@ -47,12 +47,7 @@ Exit codes:
   0  no step regressed
   1  a step regressed
   2  not comparable (a refusal, too few runs), unreadable input, or a usage error`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if err := cobra.ExactArgs(2)(cmd, args); err != nil {
-				return usageError{err}
-			}
-			return nil
-		},
+		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Threshold < 0 || o.Alpha < 0 || o.Alpha >= 1 {
 				return usageError{fmt.Errorf("compare: --threshold must be ≥ 0 and --alpha in (0, 1)")}
@@ -89,8 +84,6 @@ Exit codes:
 			return nil
 		},
 	}
-	// A bad flag is a usage error too (exit 2), not a failed comparison.
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.Flags().Float64Var(&o.Threshold, "threshold", results.DefaultThreshold, "percent a p50 or p99 may shift before it counts")
 	cmd.Flags().Float64Var(&o.MinShiftMS, "min-shift-ms", results.DefaultMinShiftMS, "the smallest shift, in ms, that counts besides --threshold (negative: none)")
 	cmd.Flags().Float64Var(&o.Alpha, "alpha", results.DefaultAlpha, "significance level of the two-sided test")

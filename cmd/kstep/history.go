@@ -35,12 +35,7 @@ not an error: history renders the past.
 Exit codes:
   0  rendered
   2  unreadable input or a usage error`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if err := cobra.MinimumNArgs(1)(cmd, args); err != nil {
-				return usageError{err}
-			}
-			return nil
-		},
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Threshold < 0 || o.Alpha <= 0 || o.Alpha >= 1 {
 				return usageError{fmt.Errorf("history: --threshold must be ≥ 0 and --alpha in (0, 1)")}
@@ -65,8 +60,6 @@ Exit codes:
 			return nil
 		},
 	}
-	// A bad flag is a usage error too (exit 2).
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.Flags().StringVar(&out, "out", filepath.Join("results", "history"), "directory to write history.md and history.html into")
 	cmd.Flags().Float64Var(&o.Threshold, "threshold", results.DefaultThreshold, "percent a p50 or p99 may shift before it counts as a regression")
 	cmd.Flags().Float64Var(&o.MinShiftMS, "min-shift-ms", results.DefaultMinShiftMS, "the smallest shift, in ms, that counts besides --threshold (negative: none)")
