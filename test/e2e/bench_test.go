@@ -19,13 +19,20 @@ func runBench(t *testing.T, timeout time.Duration, args ...string) (int, string)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	b, err := exec.CommandContext(ctx, binary(t), append([]string{"bench", "--no-progress"}, args...)...).CombinedOutput()
+	return exitCode(t, "bench", err, b), string(b)
+}
+
+// exitCode is the exit status of a kstep command that ran; one that could
+// not run fails the test.
+func exitCode(t *testing.T, command string, err error, output []byte) int {
+	t.Helper()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return exit.ExitCode(), string(b)
+		return exit.ExitCode()
 	} else if err != nil {
-		t.Fatalf("kstep bench: %v\n%s", err, b)
+		t.Fatalf("kstep %s: %v\n%s", command, err, output)
 	}
-	return 0, string(b)
+	return 0
 }
 
 // TestBenchQuickCausal runs the quick profile three times on each provider

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,13 +22,7 @@ func runChaos(t *testing.T, timeout time.Duration, args ...string) (int, string,
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"chaos", "--out", out}, args...)...)
 	b, err := cmd.CombinedOutput()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatalf("kstep chaos: %v\n%s", err, b)
-	}
+	code := exitCode(t, "chaos", err, b)
 	rep, rerr := chaos.ReadReport(filepath.Join(out, "chaos.json"))
 	if rerr != nil {
 		t.Logf("no report: %v\n%s", rerr, logs(filepath.Join(out, "cluster")))

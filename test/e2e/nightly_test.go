@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,13 +85,7 @@ func runCompareCLI(t *testing.T, base, cur string) (int, string, *results.Compar
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatalf("kstep compare: %v", err)
-	}
+	code := exitCode(t, "compare", err, out)
 	var c results.Comparison
 	if jerr := json.Unmarshal(out, &c); jerr != nil {
 		t.Logf("compare printed no comparison (%v):\n%s", jerr, out)
