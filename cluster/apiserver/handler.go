@@ -167,14 +167,53 @@ func (q *request) body(allowed ...string) ([]byte, string, error) {
 	if err != nil {
 		return nil, mt, err
 	}
-	if mt == "application/yaml" || mt == "application/apply-patch+yaml" {
+	switch mt {
+	case "application/yaml", "application/apply-patch+yaml":
 		j, err := yaml.YAMLToJSON(body)
 		if err != nil {
 			return nil, mt, badRequest("the body could not be decoded as YAML: %v", err)
 		}
+		// The JSON keeps the last of duplicate keys; the strict reading
+		// names them, as JSON bodies' duplicates are named.
+		if _, err := yaml.YAMLToJSONStrict(body); err != nil {
+			if err := q.fieldProblems(yamlProblems(err)); err != nil {
+				return nil, mt, err
+			}
+		}
 		body = j
+	case jsonPatchType, mergePatchType, strategicPatchType:
+		// A patch's duplicate keys are lost in the patched object: name
+		// them here. (Decoding a body into its object names a create's or
+		// update's own.)
+		if mode, err := q.fieldValidation(); err == nil && mode != "Ignore" {
+			var doc any
+			if dups, err := sigsjson.UnmarshalStrict(body, &doc, sigsjson.DisallowDuplicateFields); err == nil && len(dups) > 0 {
+				msgs := make([]string, len(dups))
+				for i, e := range dups {
+					msgs[i] = e.Error()
+				}
+				if err := q.fieldProblems(msgs); err != nil {
+					return nil, mt, err
+				}
+			}
+		}
 	}
 	return body, mt, nil
+}
+
+// yamlProblems are the per-line complaints of a strict YAML reading
+// ("line 4: key \"replicas\" already set in map").
+func yamlProblems(err error) []string {
+	var out []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "line ") {
+			out = append(out, "yaml: "+line)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{err.Error()}
+	}
+	return out
 }
 
 // protobufCodec decodes the protobuf envelope ("k8s\x00" + runtime.Unknown)
@@ -196,37 +235,58 @@ func (q *request) decodeBody(data []byte, mt string, obj runtime.Object, gvk sch
 
 // decodeInto decodes JSON into obj, honouring fieldValidation.
 func (q *request) decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind) error {
-	mode := q.r.URL.Query().Get("fieldValidation")
-	switch mode {
-	case "", "Warn", "Strict", "Ignore":
-	default:
-		return badRequest("fieldValidation must be one of Ignore, Warn, Strict; got %q", mode)
+	if _, err := q.fieldValidation(); err != nil {
+		return err
 	}
-	strictErrs, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowUnknownFields)
+	strictErrs, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
 	if err != nil {
 		return badRequest("the object provided is unrecognized or malformed: %v", err)
 	}
-	if len(strictErrs) > 0 && mode != "Ignore" {
+	if len(strictErrs) > 0 {
 		msgs := make([]string, len(strictErrs))
 		for i, e := range strictErrs {
 			msgs[i] = e.Error()
 		}
-		if mode == "Strict" {
-			return badRequest("strict decoding error: %s", strings.Join(msgs, ", "))
-		}
-		// Warnings quote the body too: excerpts, and at most maxCauses.
-		for i, m := range msgs {
-			if i == maxCauses {
-				m = fmt.Sprintf("and %d more unknown or duplicate fields", len(msgs)-i)
-			}
-			m = excerpt(m, maxQuotedRun)
-			q.w.Header().Add("Warning", `299 - "`+strings.ReplaceAll(m, `"`, `\"`)+`"`)
-			if i == maxCauses {
-				break
-			}
+		if err := q.fieldProblems(msgs); err != nil {
+			return err
 		}
 	}
 	return checkKind(obj, gvk)
+}
+
+// fieldValidation is the request's directive: Strict, Warn ("" too: the
+// default) or Ignore.
+func (q *request) fieldValidation() (string, error) {
+	mode := q.r.URL.Query().Get("fieldValidation")
+	switch mode {
+	case "", "Warn", "Strict", "Ignore":
+		return mode, nil
+	}
+	return "", badRequest("fieldValidation must be one of Ignore, Warn, Strict; got %q", mode)
+}
+
+// fieldProblems answers unknown or duplicate fields as fieldValidation
+// says: a 400 under Strict, Warning headers under Warn (at most maxCauses,
+// each an excerpt: they quote the body), nothing under Ignore.
+func (q *request) fieldProblems(msgs []string) error {
+	mode, err := q.fieldValidation()
+	if err != nil || len(msgs) == 0 || mode == "Ignore" {
+		return err
+	}
+	if mode == "Strict" {
+		return badRequest("strict decoding error: %s", strings.Join(msgs, ", "))
+	}
+	for i, m := range msgs {
+		if i == maxCauses {
+			m = fmt.Sprintf("and %d more unknown or duplicate fields", len(msgs)-i)
+		}
+		m = excerpt(m, maxQuotedRun)
+		q.w.Header().Add("Warning", `299 - "`+strings.ReplaceAll(m, `"`, `\"`)+`"`)
+		if i == maxCauses {
+			break
+		}
+	}
+	return nil
 }
 
 // checkKind refuses a body whose apiVersion/kind is not the endpoint's and

@@ -85,6 +85,19 @@ type Options struct {
 	// travels in the URL): larger ones get a 431 Status, over HTTP/1.1 and
 	// HTTP/2 alike (headers.go).
 	MaxHeaderBytes int
+
+	// AdvertiseAddress and AdvertisePort are where the other actors reach
+	// this apiserver, as the default/kubernetes Service's endpoints list it
+	// (kubernetes_service.go). Empty/0: the address Listen binds (the host's
+	// first non-loopback IPv4 address when that is every address) and the
+	// port of LinkListen when set, else of Listen.
+	AdvertiseAddress string
+	AdvertisePort    int32
+	// EndpointReconcilerType is "lease" (upstream's default: every
+	// apiserver holds an etcd lease of EndpointLeaseTTL and the endpoints
+	// list the live ones) or "none" (the endpoints are not written).
+	EndpointReconcilerType string
+	EndpointLeaseTTL       time.Duration
 }
 
 // authenticates reports whether callers must prove who they are.
@@ -114,5 +127,8 @@ func DefaultOptions() Options {
 		ReadHeaderTimeout:           10 * time.Second,
 		BodyReadTimeout:             30 * time.Second,
 		MaxHeaderBytes:              128 << 10,
+		EndpointReconcilerType:      ReconcilerLease,
+		// upstream's master lease TTL.
+		EndpointLeaseTTL: 15 * time.Second,
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"net/http"
 	"net/http/pprof"
 	"strings"
@@ -67,6 +68,16 @@ type Server struct {
 func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
+	}
+	switch opts.EndpointReconcilerType {
+	case "":
+		opts.EndpointReconcilerType = ReconcilerLease
+	case ReconcilerLease, ReconcilerNone:
+	default:
+		return nil, fmt.Errorf("endpoint reconciler type %q: want %s or %s", opts.EndpointReconcilerType, ReconcilerLease, ReconcilerNone)
+	}
+	if opts.EndpointLeaseTTL <= 0 {
+		opts.EndpointLeaseTTL = DefaultOptions().EndpointLeaseTTL
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -263,6 +274,11 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		s.links.Add(p)
 		defer p.Close()
+		if _, port, err := net.SplitHostPort(opts.LinkListen); err == nil && s.opts.AdvertisePort == 0 {
+			if n, err := strconv.Atoi(port); err == nil {
+				s.opts.AdvertisePort = int32(n)
+			}
+		}
 	}
 	return s.Serve(ctx, ln)
 }
@@ -288,6 +304,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.Start(ctx)
+	self, err := s.advertised(ln.Addr())
+	if err != nil {
+		return err
+	}
+	// Its lease is revoked before Serve returns: a stopped apiserver leaves
+	// the kubernetes Service's endpoints at once.
+	reconciled := make(chan struct{})
+	go func() {
+		defer close(reconciled)
+		s.runEndpointReconciler(ctx, self)
+	}()
+	defer func() { <-reconciled }()
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
@@ -320,7 +348,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	cancel()
 	shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
 	defer done()
-	err := hs.Shutdown(shutdown)
+	err = hs.Shutdown(shutdown)
 	defer s.audit.Close()
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = hs.Close()

@@ -33,6 +33,9 @@ type Context struct {
 	// Now is the clock; tests inject one.
 	Now     func() time.Time
 	Options Options
+	// RootCA is the PEM bundle that verifies the apiservers (the root CA
+	// publisher puts it in every namespace); empty over plain HTTP.
+	RootCA []byte
 }
 
 // Options are the controllers' tunables, set by controller-manager flags.

@@ -59,5 +59,9 @@ stateless: several run side by side on the same etcd cluster.`,
 	f.StringVar(&opts.AuditLevel, "audit-policy-level", opts.AuditLevel, "what the audit log records of every request: None, Metadata or Request (Metadata plus the JSON request body)")
 	f.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", opts.ReadHeaderTimeout, "how long a client may take to send its request headers")
 	f.DurationVar(&opts.BodyReadTimeout, "body-read-timeout", opts.BodyReadTimeout, "how long a client may take to send its request body")
+	f.StringVar(&opts.AdvertiseAddress, "advertise-address", "", "IPv4 address the default/kubernetes Service's endpoints list for this apiserver (default: the address --listen binds, or the host's first non-loopback IPv4 address when that is every address)")
+	f.Int32Var(&opts.AdvertisePort, "advertise-port", 0, "port the default/kubernetes Service's endpoints list for this apiserver (default: --link-listen's port when set, else --listen's)")
+	f.StringVar(&opts.EndpointReconcilerType, "endpoint-reconciler-type", opts.EndpointReconcilerType, "how the default/kubernetes Service's endpoints are kept: lease (each apiserver holds an etcd lease of --endpoint-lease-ttl; the endpoints list the live ones) or none")
+	f.DurationVar(&opts.EndpointLeaseTTL, "endpoint-lease-ttl", opts.EndpointLeaseTTL, "TTL of each apiserver's endpoint lease: a killed apiserver leaves the kubernetes Service's endpoints within it")
 	return cmd
 }

@@ -59,6 +59,7 @@ Controllers: ` + strings.Join(manager.Names(), ", "),
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the apiserver to use (required)")
 	f.StringVar(&cfg.Identity, "name", cfg.Identity, "this controller-manager's identity in leader election and events")
 	f.StringSliceVar(&cfg.Controllers, "controllers", []string{"*"}, `controllers to run: "*" for all, "-name" to leave one out`)
+	f.StringVar(&cfg.RootCAFile, "root-ca-file", "", "CA bundle (PEM) the root CA publisher puts in every namespace's kube-root-ca.crt (default: the CA of --kubeconfig)")
 	f.StringVar(&traceFile, "trace-file", "", "append step events (JSON lines) to this file")
 	f.StringVar(&metricsAddr, "metrics-listen", "", "host:port for /healthz, /metrics and /debug/pprof (empty: none)")
 	f.IntVar(&cfg.Options.Workers, "concurrent-syncs", cfg.Options.Workers, "keys each controller syncs concurrently")

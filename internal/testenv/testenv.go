@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,12 +64,16 @@ type APIServer struct {
 	Server *apiserver.Server
 	cancel context.CancelFunc
 	done   chan error
+	stop   sync.Once
 }
 
-// Stop stops the apiserver and waits for it.
+// Stop stops the apiserver and waits for it; stopping it again (the test's
+// cleanup after the test stopped it) does nothing.
 func (a *APIServer) Stop() {
-	a.cancel()
-	<-a.done
+	a.stop.Do(func() {
+		a.cancel()
+		<-a.done
+	})
 }
 
 // StartAPIServer starts an apiserver on etcdURL, waits until it is ready,

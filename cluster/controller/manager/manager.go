@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -35,7 +36,10 @@ type Config struct {
 	// leave one out.
 	Controllers []string
 	Options     controller.Options
-	Tracer      *trace.Tracer
+	// RootCAFile is the CA bundle the root CA publisher puts in every
+	// namespace; empty: the CA that REST trusts.
+	RootCAFile string
+	Tracer     *trace.Tracer
 	Log         *slog.Logger
 }
 
@@ -96,7 +100,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("controller-manager client: %w", err)
 	}
-	lead := func(ctx context.Context) { runControllers(ctx, client, cfg, names) }
+	rootCA, err := rootCA(cfg)
+	if err != nil {
+		return err
+	}
+	lead := func(ctx context.Context) { runControllers(ctx, client, cfg, names, rootCA) }
 	if !cfg.LeaderElect {
 		lead(ctx)
 		return nil
@@ -106,7 +114,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 // runControllers runs one term: fresh informers, every controller, and a
 // full stop when ctx ends.
-func runControllers(ctx context.Context, client kubernetes.Interface, cfg Config, names []string) {
+func runControllers(ctx context.Context, client kubernetes.Interface, cfg Config, names []string, rootCA []byte) {
 	start := time.Now()
 	factory := informers.NewSharedInformerFactory(client, 0)
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
@@ -120,6 +128,7 @@ func runControllers(ctx context.Context, client kubernetes.Interface, cfg Config
 		Log:       cfg.Log,
 		Now:       time.Now,
 		Options:   cfg.Options,
+		RootCA:    rootCA,
 	}
 	var ctrls []controller.Controller
 	for _, n := range names {
@@ -139,4 +148,24 @@ func runControllers(ctx context.Context, client kubernetes.Interface, cfg Config
 	wg.Wait()
 	factory.Shutdown()
 	cfg.Log.Info("controllers stopped")
+}
+
+// rootCA is the CA bundle of RootCAFile, else the one the REST config
+// trusts (its CAData or CAFile), else none.
+func rootCA(cfg Config) ([]byte, error) {
+	file := cfg.RootCAFile
+	if file == "" {
+		if len(cfg.REST.TLSClientConfig.CAData) > 0 {
+			return cfg.REST.TLSClientConfig.CAData, nil
+		}
+		file = cfg.REST.TLSClientConfig.CAFile
+	}
+	if file == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("root CA: %w", err)
+	}
+	return b, nil
 }
