@@ -40,7 +40,7 @@ type Config struct {
 	// namespace; empty: the CA that REST trusts.
 	RootCAFile string
 	Tracer     *trace.Tracer
-	Log         *slog.Logger
+	Log        *slog.Logger
 }
 
 // Names lists the registered controllers.
