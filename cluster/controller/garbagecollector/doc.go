@@ -4,6 +4,13 @@
 // finalizer) until the dependents that block it are gone; an owner deleted
 // with Orphan (orphan finalizer) lets its dependents go free first.
 //
+// Ownership may go round in a ring (a owned by c, b by a, c by b): deleted
+// in the foreground, each member would wait for the next forever. The
+// member that would close the ring (its owner waits, and so does one of
+// its blocking dependents) first sets blockOwnerDeletion false on its
+// references to its waiting owners, as upstream does, so the waits form a
+// chain again and end. An object's reference to itself never blocks.
+//
 // The graph is the followed kinds' informer caches (kinds.go: pods,
 // replicasets, deployments, services, endpoints, configmaps, secrets,
 // serviceaccounts, leases, nodes, namespaces), each indexed by owner UID;
@@ -18,7 +25,8 @@
 //
 // It owns: deleting dependents (propagationPolicy Background, or Foreground
 // when they are blocked on themselves), removing ownerReferences from
-// dependents (strategic merge patch by UID), and removing the orphan and
+// dependents (strategic merge patch by UID), setting blockOwnerDeletion
+// false on them (never true), and removing the orphan and
 // foregroundDeletion finalizers. It writes only through the apiserver.
 // It must not touch any other field or finalizer, nor create anything, nor
 // decide what owns what: ownerReferences are set by their writers.

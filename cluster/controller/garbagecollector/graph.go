@@ -55,9 +55,11 @@ func (d dependent) key() objectKey {
 }
 
 // blocking reports whether the dependent holds its owner's foreground
-// deletion: its reference has blockOwnerDeletion.
+// deletion: its reference has blockOwnerDeletion, and it is not the owner
+// itself. An object's reference to itself never blocks: it would wait for
+// its own deletion, which that wait alone prevents.
 func (d dependent) blocking() bool {
-	return d.ref.BlockOwnerDeletion != nil && *d.ref.BlockOwnerDeletion
+	return blocks(d.ref) && d.obj.GetUID() != d.ref.UID
 }
 
 // dependents returns every cached object that references owner. An error
@@ -87,19 +89,22 @@ func (g *graph) dependents(owner types.UID) ([]dependent, error) {
 	return out, nil
 }
 
-// hasBlockingDependents reports whether any cached dependent of owner
-// blocks its deletion.
-func (g *graph) hasBlockingDependents(owner types.UID) (bool, error) {
+// dependentsState sums up the cached dependents of owner for judge:
+// whether any blocks its deletion, and whether one of those is itself
+// waiting for its dependents in the foreground.
+func (g *graph) dependentsState(owner types.UID) (dependentsState, error) {
 	deps, err := g.dependents(owner)
 	if err != nil {
-		return false, err
+		return dependentsState{}, err
 	}
+	var s dependentsState
 	for _, d := range deps {
 		if d.blocking() {
-			return true, nil
+			s.blocking = true
+			s.waiting = s.waiting || stateOf(d.obj) == ownerWaiting
 		}
 	}
-	return false, nil
+	return s, nil
 }
 
 // ownerKind resolves the kind a reference points at. ok is false for kinds

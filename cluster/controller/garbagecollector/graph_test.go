@@ -141,9 +141,9 @@ func TestGraphResolution(t *testing.T) {
 	if got := names(w.graph.dependents("p4")); len(got) != 0 {
 		t.Errorf("dependents(lone pod) = %v", got)
 	}
-	for uid, want := range map[types.UID]bool{"r1": true, "d1": true, "c1": false} {
-		if got, err := w.graph.hasBlockingDependents(uid); err != nil || got != want {
-			t.Errorf("hasBlockingDependents(%s) = %v %v, want %v", uid, got, err, want)
+	for uid, want := range map[types.UID]dependentsState{"r1": {blocking: true}, "d1": {blocking: true}, "c1": {}} {
+		if got, err := w.graph.dependentsState(uid); err != nil || got != want {
+			t.Errorf("dependentsState(%s) = %+v %v, want %+v", uid, got, err, want)
 		}
 	}
 	for _, tc := range []struct {
@@ -355,5 +355,87 @@ func TestSyncForegroundChain(t *testing.T) {
 	del := deletes(w.cs, "replicasets")
 	if len(del) != 1 || *del[0].DeleteOptions.PropagationPolicy != metav1.DeletePropagationForeground {
 		t.Fatalf("replicaset deletes = %+v, want one in Foreground", del)
+	}
+}
+
+// The member that closes a ring (its owner waits, and so does a dependent
+// blocking it) unblocks its reference to the waiting owner, then is
+// deleted in the foreground; the owner, no longer blocked, loses its
+// finalizer; judged again, the member has nothing left to unblock.
+func TestSyncRingUnblocks(t *testing.T) {
+	ctx := context.Background()
+	p1 := pod("p1", "u1", ref("Pod", "p3", "u3", true))
+	deleting(p1, metav1.FinalizerDeleteDependents)
+	p2 := pod("p2", "u2", ref("Pod", "p1", "u1", true))
+	deleting(p2, metav1.FinalizerDeleteDependents)
+	p3 := pod("p3", "u3", ref("Pod", "p2", "u2", true))
+	w := newWorld(t, p1.DeepCopy(), p2.DeepCopy(), p3.DeepCopy())
+	w.cache(t, w.pods, p1, p2, p3)
+	// A deleted pod stays, as one whose kubelet has not finished it (the
+	// fake would drop it at once, finalizers or not).
+	w.cs.PrependReactor("delete", "pods", func(clienttesting.Action) (bool, runtime.Object, error) { return true, nil, nil })
+	p3Key := objectKey{w.pods.gk, "ns", "p3"}
+
+	if err := w.gc.sync(ctx, p3Key); err != nil {
+		t.Fatal(err)
+	}
+	var patches, dels []string
+	for _, a := range w.cs.Actions() {
+		switch a := a.(type) {
+		case clienttesting.PatchActionImpl:
+			patches = append(patches, a.Name)
+		case clienttesting.DeleteActionImpl:
+			dels = append(dels, a.Name+" "+string(*a.DeleteOptions.PropagationPolicy))
+		}
+	}
+	if !slices.Equal(patches, []string{"p3"}) || !slices.Equal(dels, []string{"p3 Foreground"}) {
+		t.Fatalf("patches %v, deletes %v; want p3 unblocked then deleted in Foreground", patches, dels)
+	}
+	live, err := w.cs.CoreV1().Pods("ns").Get(ctx, "p3", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := live.OwnerReferences; len(r) != 1 || r[0].UID != "u2" || r[0].BlockOwnerDeletion == nil || *r[0].BlockOwnerDeletion {
+		t.Fatalf("p3 owners = %+v, want its reference to p2 kept, unblocked", r)
+	}
+
+	// The cache catches up: p2 no longer waits for p3 and loses its
+	// finalizer.
+	if err := w.pods.indexer.Update(live); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gc.sync(ctx, objectKey{w.pods.gk, "ns", "p2"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.cs.CoreV1().Pods("ns").Get(ctx, "p2", metav1.GetOptions{}); hasFinalizer(got, metav1.FinalizerDeleteDependents) {
+		t.Fatalf("p2 still waits: finalizers %v", got.Finalizers)
+	}
+
+	// p3 judged again (say its deletion lost a race): nothing to unblock,
+	// no second patch.
+	w.cs.ClearActions()
+	if err := w.gc.sync(ctx, p3Key); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range w.cs.Actions() {
+		if a.GetVerb() == "patch" {
+			t.Fatalf("p3 patched again: %+v", a)
+		}
+	}
+}
+
+// A foreground deletion of an object owning itself is not held by that
+// reference.
+func TestSyncSelfOwned(t *testing.T) {
+	ctx := context.Background()
+	p := pod("p", "u", ref("Pod", "p", "u", true))
+	deleting(p, metav1.FinalizerDeleteDependents)
+	w := newWorld(t, p.DeepCopy())
+	w.cache(t, w.pods, p)
+	if err := w.gc.sync(ctx, objectKey{w.pods.gk, "ns", "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.cs.CoreV1().Pods("ns").Get(ctx, "p", metav1.GetOptions{}); hasFinalizer(got, metav1.FinalizerDeleteDependents) {
+		t.Fatalf("self-owned pod still waits on itself: finalizers %v", got.Finalizers)
 	}
 }

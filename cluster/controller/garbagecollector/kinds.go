@@ -63,7 +63,8 @@ func (k *kind) cached(ns, name string) (metav1.Object, bool) {
 type objectClient interface {
 	get(ctx context.Context, name string) (metav1.Object, error)
 	delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
-	patch(ctx context.Context, name string, pt types.PatchType, data []byte) error
+	// patch returns the object as patched.
+	patch(ctx context.Context, name string, pt types.PatchType, data []byte) (metav1.Object, error)
 }
 
 // typedClient is the part of every client-go typed client the collector
@@ -88,9 +89,12 @@ func (t typed[T]) delete(ctx context.Context, name string, opts metav1.DeleteOpt
 	return t.c.Delete(ctx, name, opts)
 }
 
-func (t typed[T]) patch(ctx context.Context, name string, pt types.PatchType, data []byte) error {
-	_, err := t.c.Patch(ctx, name, pt, data, metav1.PatchOptions{})
-	return err
+func (t typed[T]) patch(ctx context.Context, name string, pt types.PatchType, data []byte) (metav1.Object, error) {
+	obj, err := t.c.Patch(ctx, name, pt, data, metav1.PatchOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 func newKind[T metav1.Object](gvk schema.GroupVersionKind, namespaced bool, inf cache.SharedIndexInformer, client func(ns string) typedClient[T]) *kind {

@@ -12,13 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// kubectl's three cascades, as a user types them, against the collector.
-func TestKubectlCascades(t *testing.T) {
+// kubectlOn returns a runner of the real kubectl against c's apiserver,
+// failing the test on a non-zero exit; it skips the test without kubectl.
+func kubectlOn(t *testing.T, c *cluster) func(args ...string) string {
+	t.Helper()
 	bin, err := exec.LookPath("kubectl")
 	if err != nil {
 		t.Skip("kubectl not on PATH")
 	}
-	c := startCluster(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	cfg := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -30,7 +31,7 @@ current-context: kstep
 	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kubectl := func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
 		out, err := cmd.CombinedOutput()
@@ -39,6 +40,15 @@ current-context: kstep
 		}
 		return string(out)
 	}
+}
+
+// kubectl's three cascades, as a user types them, against the collector.
+func TestKubectlCascades(t *testing.T) {
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("kubectl not on PATH")
+	}
+	c := startCluster(t)
+	kubectl := kubectlOn(t, c)
 	ns := c.namespace(t)
 	podsOf := func(name string) int {
 		l, err := c.cs.CoreV1().Pods(ns).List(c.ctx, metav1.ListOptions{})
@@ -92,4 +102,27 @@ current-context: kstep
 			t.Fatalf("pods left: %d", n)
 		}
 	})
+}
+
+// The ring of three as a user deletes it: kubectl --cascade=foreground
+// waits (its default --wait) until the pod named is gone, which needs the
+// whole ring to come down.
+func TestRingKubectl(t *testing.T) {
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("kubectl not on PATH")
+	}
+	c := startCluster(t)
+	kubectl := kubectlOn(t, c)
+	ns := c.namespace(t)
+	pods := c.ring(t, ns, 3, nil)
+	start := time.Now()
+	kubectl("delete", "pod", pods[0].Name, "-n", ns, "--cascade=foreground", fmt.Sprintf("--timeout=%s", ringDeadline))
+	eventually(t, ringDeadline, "the ring gone", func() (bool, error) {
+		left, err := c.remaining(ns)
+		return err == nil && len(left) == 0, fmt.Errorf("pods left: %v %v", left, err)
+	})
+	t.Logf("kubectl delete --cascade=foreground: ring of 3 gone in %v", time.Since(start))
+	if out := kubectl("get", "pods", "-n", ns, "-o", "name"); strings.TrimSpace(out) != "" {
+		t.Fatalf("kubectl still lists %q", out)
+	}
 }

@@ -61,7 +61,7 @@ func (gc *Controller) collect(ctx context.Context, k *kind, cached metav1.Object
 		return err
 	}
 	if len(v.cut) > 0 {
-		err := c.patch(ctx, obj.GetName(), types.StrategicMergePatchType, cutOwnersPatch(v.cut))
+		_, err := c.patch(ctx, obj.GetName(), types.StrategicMergePatchType, cutOwnersPatch(v.cut))
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("%s %s/%s: removing references to owners %v: %w", k, obj.GetNamespace(), obj.GetName(), v.cut, err)
 		}
@@ -69,6 +69,22 @@ func (gc *Controller) collect(ctx context.Context, k *kind, cached metav1.Object
 	}
 	if v.del == nil {
 		return nil
+	}
+	if len(v.unblock) > 0 {
+		// Unblock before deleting: once this object waits in the foreground
+		// for a dependent that waits, its owners must no longer wait for it.
+		// The patch is pinned to the version judged; the deletion is then
+		// pinned to the version patched, which differs from it by these
+		// flags alone.
+		patched, err := c.patch(ctx, obj.GetName(), types.StrategicMergePatchType, unblockPatch(obj.GetResourceVersion(), obj.GetOwnerReferences(), v.unblock))
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return fmt.Errorf("%s %s/%s: unblocking references to owners %v: %w", k, obj.GetNamespace(), obj.GetName(), v.unblock, err)
+		}
+		gc.log.Debug("unblocked owner references", "kind", k.String(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "owners", v.unblock)
+		obj = patched
 	}
 	// The preconditions pin the version judged: a reference cut or added
 	// since is a 409 and a fresh look, never a wrong deletion.
@@ -95,11 +111,11 @@ func (gc *Controller) judge(ctx context.Context, obj metav1.Object) (verdict, er
 		}
 		states[i] = s
 	}
-	blocked, err := gc.graph.hasBlockingDependents(obj.GetUID())
+	deps, err := gc.graph.dependentsState(obj.GetUID())
 	if err != nil {
 		return verdict{}, err
 	}
-	return judge(refs, states, blocked), nil
+	return judge(refs, states, deps), nil
 }
 
 // ownerState finds the owner a reference names. The cache answers when it
@@ -139,7 +155,7 @@ func (gc *Controller) orphanDependents(ctx context.Context, k *kind, owner metav
 	}
 	patch := cutOwnersPatch([]types.UID{owner.GetUID()})
 	for _, d := range deps {
-		err := d.kind.client(d.obj.GetNamespace()).patch(ctx, d.obj.GetName(), types.StrategicMergePatchType, patch)
+		_, err := d.kind.client(d.obj.GetNamespace()).patch(ctx, d.obj.GetName(), types.StrategicMergePatchType, patch)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("orphaning %s %s/%s from %s %s: %w", d.kind, d.obj.GetNamespace(), d.obj.GetName(), k, owner.GetName(), err)
 		}
@@ -187,7 +203,7 @@ func (gc *Controller) removeFinalizer(ctx context.Context, k *kind, owner metav1
 	case !finalizerRemovable(live):
 		return nil // its next update enqueues it again
 	}
-	err = c.patch(ctx, live.GetName(), types.MergePatchType, finalizersPatch(live.GetResourceVersion(), without(live.GetFinalizers(), f)))
+	_, err = c.patch(ctx, live.GetName(), types.MergePatchType, finalizersPatch(live.GetResourceVersion(), without(live.GetFinalizers(), f)))
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing finalizer %s from %s %s/%s: %w", f, k, owner.GetNamespace(), owner.GetName(), err)
 	}
