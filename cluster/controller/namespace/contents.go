@@ -147,6 +147,9 @@ func contents() []content {
 			func(cs kubernetes.Interface, ns string) collection[*appsv1.ReplicaSetList] {
 				return cs.AppsV1().ReplicaSets(ns)
 			}),
+		row(core("replicationcontrollers"), func(cs kubernetes.Interface, ns string) collection[*corev1.ReplicationControllerList] {
+			return cs.CoreV1().ReplicationControllers(ns)
+		}),
 		row(core("pods"), func(cs kubernetes.Interface, ns string) collection[*corev1.PodList] { return cs.CoreV1().Pods(ns) }),
 		rowEach(core("services"), func(cs kubernetes.Interface, ns string) lister[*corev1.ServiceList] { return cs.CoreV1().Services(ns) }),
 		row(core("endpoints"), func(cs kubernetes.Interface, ns string) collection[*corev1.EndpointsList] {
