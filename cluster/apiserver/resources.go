@@ -159,6 +159,10 @@ func rsFields(obj runtime.Object) fields.Set {
 	return fields.Set{"status.replicas": itoa(int64(obj.(*appsv1.ReplicaSet).Status.Replicas))}
 }
 
+func rcFields(obj runtime.Object) fields.Set {
+	return fields.Set{"status.replicas": itoa(int64(obj.(*corev1.ReplicationController).Status.Replicas))}
+}
+
 // resources builds the served API. Storage of events.k8s.io events is the
 // core events resource.
 func resources() []*resource {
@@ -187,6 +191,10 @@ func resources() []*resource {
 			newObj: func() runtime.Object { return &corev1.ServiceAccount{} }, newList: func() runtime.Object { return &corev1.ServiceAccountList{} }},
 		{gvr: coordinationv1.SchemeGroupVersion.WithResource("leases"), kind: "Lease", namespaced: true,
 			newObj: func() runtime.Object { return &coordinationv1.Lease{} }, newList: func() runtime.Object { return &coordinationv1.LeaseList{} }},
+		{gvr: corev1.SchemeGroupVersion.WithResource("replicationcontrollers"), kind: "ReplicationController", namespaced: true, shortNames: []string{"rc"},
+			categories: []string{"all"}, status: true, scale: true, fields: rcFields,
+			newObj:  func() runtime.Object { return &corev1.ReplicationController{} },
+			newList: func() runtime.Object { return &corev1.ReplicationControllerList{} }},
 		{gvr: appsv1.SchemeGroupVersion.WithResource("replicasets"), kind: "ReplicaSet", namespaced: true, shortNames: []string{"rs"}, categories: []string{"all"},
 			status: true, scale: true, fields: rsFields,
 			newObj: func() runtime.Object { return &appsv1.ReplicaSet{} }, newList: func() runtime.Object { return &appsv1.ReplicaSetList{} }},

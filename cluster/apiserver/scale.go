@@ -6,6 +6,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/apiserver/validation"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -30,6 +31,8 @@ func setReplicas(obj runtime.Object, n int32) {
 	case *appsv1.ReplicaSet:
 		o.Spec.Replicas = &n
 	case *appsv1.Deployment:
+		o.Spec.Replicas = &n
+	case *corev1.ReplicationController:
 		o.Spec.Replicas = &n
 	}
 }

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
@@ -593,26 +594,32 @@ func (q *request) deleteCollection() error {
 	return q.writeObjects(out, deleted, itoa(res.Rev), "")
 }
 
-// toScale renders the scale subresource of a ReplicaSet or Deployment.
+// toScale renders the scale subresource of a ReplicaSet, Deployment or
+// ReplicationController. status.selector is the label selector in its
+// string form; a ReplicationController's selector map renders as upstream's
+// does (labels.SelectorFromSet).
 func toScale(obj runtime.Object) (runtime.Object, error) {
-	var spec int32
-	var status int32
-	var sel *metav1.LabelSelector
+	var spec, status int32
+	selector := ""
 	switch o := obj.(type) {
 	case *appsv1.ReplicaSet:
-		spec, status, sel = derefReplicas(o.Spec.Replicas), o.Status.Replicas, o.Spec.Selector
+		spec, status, selector = derefReplicas(o.Spec.Replicas), o.Status.Replicas, selectorString(o.Spec.Selector)
 	case *appsv1.Deployment:
-		spec, status, sel = derefReplicas(o.Spec.Replicas), o.Status.Replicas, o.Spec.Selector
+		spec, status, selector = derefReplicas(o.Spec.Replicas), o.Status.Replicas, selectorString(o.Spec.Selector)
+	case *corev1.ReplicationController:
+		spec, status, selector = derefReplicas(o.Spec.Replicas), o.Status.Replicas, labels.SelectorFromSet(o.Spec.Selector).String()
 	default:
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%T has no scale subresource", obj))
 	}
-	m := objectMeta(obj)
-	selector := ""
+	return newScale(objectMeta(obj), spec, status, selector), nil
+}
+
+// selectorString renders a label selector, or "" when it is invalid.
+func selectorString(sel *metav1.LabelSelector) string {
 	if s, err := metav1.LabelSelectorAsSelector(sel); err == nil {
-		selector = s.String()
+		return s.String()
 	}
-	sc := newScale(m, spec, status, selector)
-	return sc, nil
+	return ""
 }
 
 func derefReplicas(p *int32) int32 {

@@ -58,7 +58,8 @@ type Options struct {
 	// for tests that prove expectations hold under a slow watch. Zero in
 	// production.
 	PodWatchDelay time.Duration
-	// NoExpectations is a failpoint: the ReplicaSet controller ignores its
+	// NoExpectations is a failpoint: the ReplicaSet controller (and the
+	// ReplicationController controller, which runs its code) ignores its
 	// expectations and trusts whatever its cache shows, so a slow watch
 	// makes it create too many pods. The chaos engine's gate-failure test
 	// turns it on to prove the gate catches it. Never set in production.

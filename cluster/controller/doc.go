@@ -8,7 +8,8 @@
 // the apiserver. A missed event delays, never corrupts. Controllers never
 // talk to each other, to etcd, or to any actor but the apiserver.
 //
-// The controllers themselves live in subpackages (replicaset, deployment,
-// endpoints, nodelifecycle, garbagecollector, namespace, serviceaccount);
+// The controllers themselves live in subpackages (replicaset,
+// replicationcontroller, deployment, endpoints, nodelifecycle,
+// garbagecollector, namespace, serviceaccount, resourcequota);
 // the manager subpackage runs them under leader election.
 package controller

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,13 +44,24 @@ func ControllerContext(t testing.TB, cfg *rest.Config) *controller.Context {
 // RunController starts the factory after New, as the manager does, and the
 // controller; both stop at cleanup.
 func RunController(t testing.TB, c controller.Controller, cc *controller.Context) {
+	RunControllers(t, cc, c)
+}
+
+// RunControllers is RunController for several controllers built on one
+// Context (a controller and the garbage collector its deletes need): one
+// factory start for all of them, as the manager does, and at cleanup every
+// controller stopped before the factory is shut down.
+func RunControllers(t testing.TB, cc *controller.Context, cs ...controller.Controller) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cc.Informers.Start(ctx.Done())
-	done := make(chan struct{})
-	go func() { defer close(done); c.Run(ctx) }()
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Run(ctx) }()
+	}
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		wg.Wait()
 		cc.Informers.Shutdown()
 	})
 }

@@ -1,6 +1,7 @@
 package defaults
 
 import (
+	"maps"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -30,6 +31,8 @@ func Apply(obj runtime.Object) {
 		setEndpoints(o)
 	case *corev1.Node:
 		setNode(o)
+	case *corev1.ReplicationController:
+		setReplicationController(o)
 	case *appsv1.ReplicaSet:
 		setReplicaSet(o)
 	case *appsv1.Deployment:
@@ -466,6 +469,27 @@ func setVolume(v *corev1.Volume) {
 		if t := src.Ephemeral.VolumeClaimTemplate; t != nil && t.Spec.VolumeMode == nil {
 			t.Spec.VolumeMode = ptrTo(corev1.PersistentVolumeFilesystem)
 		}
+	}
+}
+
+// setReplicationController is upstream's SetDefaults_ReplicationController:
+// an empty selector and empty object labels default to the template's
+// labels, replicas to 1; the template's pod spec is defaulted as in a
+// ReplicaSet's template.
+func setReplicationController(rc *corev1.ReplicationController) {
+	if t := rc.Spec.Template; t != nil {
+		if len(t.Labels) > 0 {
+			if len(rc.Spec.Selector) == 0 {
+				rc.Spec.Selector = maps.Clone(t.Labels)
+			}
+			if len(rc.Labels) == 0 {
+				rc.Labels = maps.Clone(t.Labels)
+			}
+		}
+		setPodSpec(&t.Spec)
+	}
+	if rc.Spec.Replicas == nil {
+		rc.Spec.Replicas = ptrTo(int32(1))
 	}
 }
 

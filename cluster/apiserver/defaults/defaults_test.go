@@ -244,6 +244,33 @@ func TestAppsDefaults(t *testing.T) {
 	eq(t, "replicaset template dnsPolicy", rs.Spec.Template.Spec.DNSPolicy, corev1.DNSClusterFirst)
 }
 
+func TestReplicationControllerDefaults(t *testing.T) {
+	tmpl := &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+	rc := &corev1.ReplicationController{Spec: corev1.ReplicationControllerSpec{Template: tmpl.DeepCopy()}}
+	Apply(rc)
+	eq(t, "replicas", *rc.Spec.Replicas, int32(1))
+	eq(t, "selector from the template's labels", rc.Spec.Selector, map[string]string{"app": "web"})
+	eq(t, "labels from the template's labels", rc.Labels, map[string]string{"app": "web"})
+	eq(t, "template restartPolicy", rc.Spec.Template.Spec.RestartPolicy, corev1.RestartPolicyAlways)
+	eq(t, "template pull policy", rc.Spec.Template.Spec.Containers[0].ImagePullPolicy, corev1.PullAlways)
+	eq(t, "template enableServiceLinks (Pod only)", rc.Spec.Template.Spec.EnableServiceLinks, (*bool)(nil))
+	rc.Spec.Selector["app"] = "changed"
+	eq(t, "selector is a copy, not the template's map", rc.Spec.Template.Labels["app"], "web")
+
+	set := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"team": "a"}},
+		Spec: corev1.ReplicationControllerSpec{Replicas: new(int32), Selector: map[string]string{"app": "web", "tier": "fe"}, Template: tmpl.DeepCopy()}}
+	Apply(set)
+	eq(t, "explicit zero replicas kept", *set.Spec.Replicas, int32(0))
+	eq(t, "selector kept", set.Spec.Selector, map[string]string{"app": "web", "tier": "fe"})
+	eq(t, "labels kept", set.Labels, map[string]string{"team": "a"})
+
+	bare := &corev1.ReplicationController{}
+	Apply(bare)
+	eq(t, "no template: selector stays empty", bare.Spec.Selector, map[string]string(nil))
+	eq(t, "no template: replicas", *bare.Spec.Replicas, int32(1))
+}
+
 func TestOtherDefaults(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
 	Apply(ns)
@@ -335,6 +362,11 @@ func TestApplyIsIdempotent(t *testing.T) {
 		"bare replicaset": func() runtime.Object { return &appsv1.ReplicaSet{} },
 		"rich replicaset": func() runtime.Object {
 			return &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Template: corev1.PodTemplateSpec{Spec: richPodSpec()}}}
+		},
+		"bare replicationcontroller": func() runtime.Object { return &corev1.ReplicationController{} },
+		"rich replicationcontroller": func() runtime.Object {
+			return &corev1.ReplicationController{Spec: corev1.ReplicationControllerSpec{Template: &corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}, Spec: richPodSpec()}}}
 		},
 		"bare deployment": func() runtime.Object { return &appsv1.Deployment{} },
 		"rich deployment": func() runtime.Object {

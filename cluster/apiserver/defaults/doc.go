@@ -9,10 +9,12 @@
 // default-scheduler, container pull policy from the image tag, probe
 // timings, port protocols TCP, requests from limits on Pods, Service type
 // ClusterIP / sessionAffinity None / targetPort = port / traffic policies,
-// ReplicaSet and Deployment replicas 1, the Deployment's RollingUpdate 25%/25%
-// strategy, revisionHistoryLimit 10 and progressDeadlineSeconds 600, and so
-// on. Pod templates inside controllers get the pod spec defaults (not the
-// Pod-only ones, as upstream).
+// ReplicaSet, Deployment and ReplicationController replicas 1, a
+// ReplicationController's selector and labels from its template's labels,
+// the Deployment's RollingUpdate 25%/25% strategy, revisionHistoryLimit 10
+// and progressDeadlineSeconds 600, and so on. Pod templates inside
+// controllers get the pod spec defaults (not the Pod-only ones, as
+// upstream).
 //
 // A few normalisations that upstream does outside its defaulters, in
 // conversion or in the registry, live here too because kstep serves the v1

@@ -43,7 +43,16 @@ func validateSelectorAndTemplate(selector *metav1.LabelSelector, tmpl *corev1.Po
 	if err != nil {
 		return append(allErrs, field.Invalid(selPath, selector, "invalid label selector"))
 	}
-	tmplPath := specPath.Child("template")
+	return append(allErrs, validateControllerTemplate(sel, tmpl, kind, specPath.Child("template"))...)
+}
+
+// validateControllerTemplate is the template half of every replica
+// controller's spec (ReplicaSet, Deployment, ReplicationController): the
+// template's labels match a non-empty selector, and the template is a valid
+// pod template whose pods keep running (restartPolicy Always, no
+// activeDeadlineSeconds).
+func validateControllerTemplate(sel labels.Selector, tmpl *corev1.PodTemplateSpec, kind string, tmplPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
 	if !sel.Empty() && !sel.Matches(labels.Set(tmpl.Labels)) {
 		allErrs = append(allErrs, field.Invalid(tmplPath.Child("metadata", "labels"), tmpl.Labels, "`selector` does not match template `labels`"))
 	}
@@ -54,6 +63,31 @@ func validateSelectorAndTemplate(selector *metav1.LabelSelector, tmpl *corev1.Po
 	}
 	if tmpl.Spec.ActiveDeadlineSeconds != nil {
 		allErrs = append(allErrs, field.Forbidden(tmplPath.Child("spec", "activeDeadlineSeconds"), fmt.Sprintf("activeDeadlineSeconds in %s is not Supported", kind)))
+	}
+	return allErrs
+}
+
+// validateReplicaCounts is the status check of every replica controller:
+// counts non-negative, and each no more than the one it is a part of.
+func validateReplicaCounts(replicas, fullyLabeled, ready, available int32, observedGeneration int64, p *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	allErrs = append(allErrs, validateNonnegativeField(int64(replicas), p.Child("replicas"))...)
+	allErrs = append(allErrs, validateNonnegativeField(int64(fullyLabeled), p.Child("fullyLabeledReplicas"))...)
+	allErrs = append(allErrs, validateNonnegativeField(int64(ready), p.Child("readyReplicas"))...)
+	allErrs = append(allErrs, validateNonnegativeField(int64(available), p.Child("availableReplicas"))...)
+	allErrs = append(allErrs, validateNonnegativeField(observedGeneration, p.Child("observedGeneration"))...)
+	const msg = "cannot be greater than status.replicas"
+	if fullyLabeled > replicas {
+		allErrs = append(allErrs, field.Invalid(p.Child("fullyLabeledReplicas"), fullyLabeled, msg))
+	}
+	if ready > replicas {
+		allErrs = append(allErrs, field.Invalid(p.Child("readyReplicas"), ready, msg))
+	}
+	if available > replicas {
+		allErrs = append(allErrs, field.Invalid(p.Child("availableReplicas"), available, msg))
+	}
+	if available > ready {
+		allErrs = append(allErrs, field.Invalid(p.Child("availableReplicas"), available, "cannot be greater than readyReplicas"))
 	}
 	return allErrs
 }
@@ -84,28 +118,49 @@ func validateReplicaSetStatusUpdate(rs, old *appsv1.ReplicaSet) field.ErrorList 
 	allErrs := validateObjectMetaUpdate(&rs.ObjectMeta, &old.ObjectMeta)
 	s := rs.Status
 	p := field.NewPath("status")
-	allErrs = append(allErrs, validateNonnegativeField(int64(s.Replicas), p.Child("replicas"))...)
-	allErrs = append(allErrs, validateNonnegativeField(int64(s.FullyLabeledReplicas), p.Child("fullyLabeledReplicas"))...)
-	allErrs = append(allErrs, validateNonnegativeField(int64(s.ReadyReplicas), p.Child("readyReplicas"))...)
-	allErrs = append(allErrs, validateNonnegativeField(int64(s.AvailableReplicas), p.Child("availableReplicas"))...)
-	allErrs = append(allErrs, validateNonnegativeField(s.ObservedGeneration, p.Child("observedGeneration"))...)
+	allErrs = append(allErrs, validateReplicaCounts(s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration, p)...)
 	if s.TerminatingReplicas != nil {
 		allErrs = append(allErrs, validateNonnegativeField(int64(*s.TerminatingReplicas), p.Child("terminatingReplicas"))...)
 	}
-	const msg = "cannot be greater than status.replicas"
-	if s.FullyLabeledReplicas > s.Replicas {
-		allErrs = append(allErrs, field.Invalid(p.Child("fullyLabeledReplicas"), s.FullyLabeledReplicas, msg))
-	}
-	if s.ReadyReplicas > s.Replicas {
-		allErrs = append(allErrs, field.Invalid(p.Child("readyReplicas"), s.ReadyReplicas, msg))
-	}
-	if s.AvailableReplicas > s.Replicas {
-		allErrs = append(allErrs, field.Invalid(p.Child("availableReplicas"), s.AvailableReplicas, msg))
-	}
-	if s.AvailableReplicas > s.ReadyReplicas {
-		allErrs = append(allErrs, field.Invalid(p.Child("availableReplicas"), s.AvailableReplicas, "cannot be greater than readyReplicas"))
-	}
 	return allErrs
+}
+
+// ---------------------------------------------------------------------------
+// ReplicationController (core/v1, the ReplicaSet's predecessor; upstream's
+// ValidateReplicationController in pkg/apis/core/validation)
+
+func validateReplicationController(rc *corev1.ReplicationController) field.ErrorList {
+	allErrs := validateObjectMeta(&rc.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain)
+	return append(allErrs, validateReplicationControllerSpec(&rc.Spec, field.NewPath("spec"))...)
+}
+
+// validateReplicationControllerSpec: the selector is a map, required and
+// non-empty; the template is required and checked as a ReplicaSet's.
+func validateReplicationControllerSpec(spec *corev1.ReplicationControllerSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	allErrs = append(allErrs, validateNonnegativeField(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
+	sel := labels.SelectorFromSet(spec.Selector)
+	if sel.Empty() {
+		allErrs = append(allErrs, field.Required(fldPath.Child("selector"), ""))
+	}
+	allErrs = append(allErrs, validateNonnegativeField(int64(replicasOf(spec.Replicas)), fldPath.Child("replicas"))...)
+	if spec.Template == nil {
+		return append(allErrs, field.Required(fldPath.Child("template"), ""))
+	}
+	return append(allErrs, validateControllerTemplate(sel, spec.Template, "ReplicationController", fldPath.Child("template"))...)
+}
+
+// validateReplicationControllerUpdate: unlike a ReplicaSet's, the selector
+// may change.
+func validateReplicationControllerUpdate(rc, old *corev1.ReplicationController) field.ErrorList {
+	allErrs := validateObjectMetaUpdate(&rc.ObjectMeta, &old.ObjectMeta)
+	return append(allErrs, validateReplicationController(rc)...)
+}
+
+func validateReplicationControllerStatusUpdate(rc, old *corev1.ReplicationController) field.ErrorList {
+	allErrs := validateObjectMetaUpdate(&rc.ObjectMeta, &old.ObjectMeta)
+	s := rc.Status
+	return append(allErrs, validateReplicaCounts(s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration, field.NewPath("status"))...)
 }
 
 // ---------------------------------------------------------------------------

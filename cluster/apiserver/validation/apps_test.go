@@ -172,3 +172,75 @@ func TestAppsStatusUpdate(t *testing.T) {
 			"Invalid status.collisionCount: cannot be decremented")
 	})
 }
+
+func validReplicationController() *corev1.ReplicationController {
+	tmpl := podTemplate(map[string]string{"app": "web"})
+	return defaulted(&corev1.ReplicationController{
+		ObjectMeta: meta("web"),
+		Spec:       corev1.ReplicationControllerSpec{Selector: map[string]string{"app": "web"}, Template: &tmpl},
+	})
+}
+
+// A ReplicationController is checked as upstream's
+// ValidateReplicationController: its selector is a map, required and
+// non-empty, and its template passes a ReplicaSet's template checks.
+func TestReplicationController(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(rc *corev1.ReplicationController)
+		want   []want
+	}{
+		{"valid", func(*corev1.ReplicationController) {}, nil},
+		{"selector empty", func(rc *corev1.ReplicationController) { rc.Spec.Selector = nil },
+			[]want{"Required spec.selector"}},
+		{"selector does not match", func(rc *corev1.ReplicationController) { rc.Spec.Selector = map[string]string{"app": "api"} },
+			[]want{"Invalid spec.template.metadata.labels: `selector` does not match template `labels`"}},
+		{"selector a subset of the labels", func(rc *corev1.ReplicationController) { rc.Spec.Template.Labels["tier"] = "fe" }, nil},
+		{"template missing", func(rc *corev1.ReplicationController) { rc.Spec.Template = nil },
+			[]want{"Required spec.template"}},
+		{"negative replicas", func(rc *corev1.ReplicationController) { rc.Spec.Replicas = ptr(int32(-1)) },
+			[]want{"Invalid spec.replicas: must be greater than or equal to 0"}},
+		{"zero replicas", func(rc *corev1.ReplicationController) { rc.Spec.Replicas = ptr(int32(0)) }, nil},
+		{"negative minReadySeconds", func(rc *corev1.ReplicationController) { rc.Spec.MinReadySeconds = -1 },
+			[]want{"Invalid spec.minReadySeconds: must be greater than or equal to 0"}},
+		{"template restartPolicy", func(rc *corev1.ReplicationController) {
+			rc.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+		},
+			[]want{`NotSupported spec.template.spec.restartPolicy: supported values: "Always"`}},
+		{"template activeDeadlineSeconds", func(rc *corev1.ReplicationController) { rc.Spec.Template.Spec.ActiveDeadlineSeconds = ptr(int64(5)) },
+			[]want{"Forbidden spec.template.spec.activeDeadlineSeconds: activeDeadlineSeconds in ReplicationController is not Supported"}},
+		{"template invalid pod spec", func(rc *corev1.ReplicationController) { rc.Spec.Template.Spec.Containers[0].Image = "" },
+			[]want{"Required spec.template.spec.containers[0].image"}},
+		{"bad name", func(rc *corev1.ReplicationController) { rc.Name = "Web" }, []want{"Invalid metadata.name"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := validReplicationController()
+			tc.mutate(rc)
+			expectErrs(t, ValidateCreate(rc), tc.want...)
+		})
+	}
+
+	// Unlike apps/v1's, a ReplicationController's selector may change.
+	t.Run("update selector", func(t *testing.T) {
+		old := validReplicationController()
+		stored(&old.ObjectMeta)
+		rc := old.DeepCopy()
+		rc.Spec.Selector = map[string]string{"app": "web", "v": "2"}
+		rc.Spec.Template.Labels["v"] = "2"
+		expectErrs(t, ValidateUpdate(rc, old))
+		rc.Spec.Selector = map[string]string{"app": "api"}
+		expectErrs(t, ValidateUpdate(rc, old), "Invalid spec.template.metadata.labels: `selector` does not match template `labels`")
+	})
+	t.Run("status", func(t *testing.T) {
+		old := validReplicationController()
+		stored(&old.ObjectMeta)
+		rc := old.DeepCopy()
+		rc.Status = corev1.ReplicationControllerStatus{Replicas: 2, ReadyReplicas: 3, AvailableReplicas: 1, FullyLabeledReplicas: -1}
+		expectErrs(t, ValidateStatusUpdate(rc, old),
+			"Invalid status.readyReplicas: cannot be greater than status.replicas",
+			"Invalid status.fullyLabeledReplicas: must be greater than or equal to 0")
+		rc.Status = corev1.ReplicationControllerStatus{Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3, FullyLabeledReplicas: 3, ObservedGeneration: 1}
+		expectErrs(t, ValidateStatusUpdate(rc, old))
+	})
+}

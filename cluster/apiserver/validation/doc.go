@@ -4,9 +4,11 @@
 //
 // It owns three questions, one function each, asked of the v1 types kstep
 // serves (core/v1 Namespace, Pod, Node, Service, Endpoints, Event,
-// ConfigMap, Secret, ServiceAccount, Binding; events.k8s.io/v1 Event;
+// ConfigMap, Secret, ServiceAccount, Binding, ReplicationController,
+// ResourceQuota, LimitRange; events.k8s.io/v1 Event;
 // coordination.k8s.io/v1 Lease; apps/v1 ReplicaSet, Deployment;
-// autoscaling/v1 Scale):
+// autoscaling/v1 Scale; admissionregistration.k8s.io/v1 webhook
+// configurations):
 //
 //   - ValidateCreate(obj): is this whole object acceptable?
 //   - ValidateUpdate(obj, old): is obj acceptable, and is going from old to

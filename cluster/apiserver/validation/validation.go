@@ -57,6 +57,8 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 		errs = validateServiceAccount(o)
 	case *coordinationv1.Lease:
 		errs = validateLease(o)
+	case *corev1.ReplicationController:
+		errs = validateReplicationController(o)
 	case *appsv1.ReplicaSet:
 		errs = validateReplicaSet(o)
 	case *appsv1.Deployment:
@@ -112,6 +114,8 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		errs = update(o, old, validateServiceAccountUpdate)
 	case *coordinationv1.Lease:
 		errs = update(o, old, validateLeaseUpdate)
+	case *corev1.ReplicationController:
+		errs = update(o, old, validateReplicationControllerUpdate)
 	case *appsv1.ReplicaSet:
 		errs = update(o, old, validateReplicaSetUpdate)
 	case *appsv1.Deployment:
@@ -160,6 +164,8 @@ func ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 		errs = update(o, old, validateNodeUpdate)
 	case *corev1.Service:
 		errs = update(o, old, validateServiceStatusUpdate)
+	case *corev1.ReplicationController:
+		errs = update(o, old, validateReplicationControllerStatusUpdate)
 	case *appsv1.ReplicaSet:
 		errs = update(o, old, validateReplicaSetStatusUpdate)
 	case *appsv1.Deployment:

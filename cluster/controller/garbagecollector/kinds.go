@@ -141,6 +141,10 @@ func followedKinds(cs kubernetes.Interface, f informers.SharedInformerFactory, p
 			func(ns string) typedClient[*appsv1.ReplicaSet] { return cs.AppsV1().ReplicaSets(ns) }),
 		newKind(apps.WithKind("Deployment"), true, f.Apps().V1().Deployments().Informer(),
 			func(ns string) typedClient[*appsv1.Deployment] { return cs.AppsV1().Deployments(ns) }),
+		newKind(core.WithKind("ReplicationController"), true, f.Core().V1().ReplicationControllers().Informer(),
+			func(ns string) typedClient[*corev1.ReplicationController] {
+				return cs.CoreV1().ReplicationControllers(ns)
+			}),
 		newKind(core.WithKind("Service"), true, f.Core().V1().Services().Informer(),
 			func(ns string) typedClient[*corev1.Service] { return cs.CoreV1().Services(ns) }),
 		newKind(core.WithKind("Endpoints"), true, f.Core().V1().Endpoints().Informer(),

@@ -8,6 +8,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/controller/namespace"
 	"github.com/kstep-dev/kstep/cluster/controller/nodelifecycle"
 	"github.com/kstep-dev/kstep/cluster/controller/replicaset"
+	"github.com/kstep-dev/kstep/cluster/controller/replicationcontroller"
 	"github.com/kstep-dev/kstep/cluster/controller/resourcequota"
 	"github.com/kstep-dev/kstep/cluster/controller/rootcacertpublisher"
 	"github.com/kstep-dev/kstep/cluster/controller/serviceaccount"
@@ -15,13 +16,14 @@ import (
 
 // registry is every controller the manager can run, by name.
 var registry = map[string]func(*controller.Context) controller.Controller{
-	"deployment":          deployment.New,
-	"endpoints":           endpoints.New,
-	"garbagecollector":    garbagecollector.New,
-	"namespace":           namespace.New,
-	"serviceaccount":      serviceaccount.New,
-	"replicaset":          replicaset.New,
-	"nodelifecycle":       nodelifecycle.New,
-	"resourcequota":       resourcequota.New,
-	"rootcacertpublisher": rootcacertpublisher.New,
+	"deployment":            deployment.New,
+	"endpoints":             endpoints.New,
+	"garbagecollector":      garbagecollector.New,
+	"namespace":             namespace.New,
+	"serviceaccount":        serviceaccount.New,
+	"replicaset":            replicaset.New,
+	"replicationcontroller": replicationcontroller.New,
+	"nodelifecycle":         nodelifecycle.New,
+	"resourcequota":         resourcequota.New,
+	"rootcacertpublisher":   rootcacertpublisher.New,
 }

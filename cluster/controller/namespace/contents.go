@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -147,11 +148,18 @@ func contents() []content {
 			func(cs kubernetes.Interface, ns string) collection[*appsv1.ReplicaSetList] {
 				return cs.AppsV1().ReplicaSets(ns)
 			}),
+		row(core("replicationcontrollers"), func(cs kubernetes.Interface, ns string) collection[*corev1.ReplicationControllerList] {
+			return cs.CoreV1().ReplicationControllers(ns)
+		}),
 		row(core("pods"), func(cs kubernetes.Interface, ns string) collection[*corev1.PodList] { return cs.CoreV1().Pods(ns) }),
 		rowEach(core("services"), func(cs kubernetes.Interface, ns string) lister[*corev1.ServiceList] { return cs.CoreV1().Services(ns) }),
 		row(core("endpoints"), func(cs kubernetes.Interface, ns string) collection[*corev1.EndpointsList] {
 			return cs.CoreV1().Endpoints(ns)
 		}),
+		row(discoveryv1.SchemeGroupVersion.WithResource("endpointslices").GroupResource(),
+			func(cs kubernetes.Interface, ns string) collection[*discoveryv1.EndpointSliceList] {
+				return cs.DiscoveryV1().EndpointSlices(ns)
+			}),
 		row(core("configmaps"), func(cs kubernetes.Interface, ns string) collection[*corev1.ConfigMapList] {
 			return cs.CoreV1().ConfigMaps(ns)
 		}),

@@ -83,6 +83,8 @@ func (c *cluster) fill(t *testing.T, ns string) []string {
 		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](0), Selector: sel, Template: tmpl}}, metav1.CreateOptions{}))
 	must(c.cs.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "rs"},
 		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](0), Selector: sel, Template: tmpl}}, metav1.CreateOptions{}))
+	must(c.cs.CoreV1().ReplicationControllers(ns).Create(ctx, &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "rc"},
+		Spec: corev1.ReplicationControllerSpec{Replicas: ptr.To[int32](0), Selector: tmpl.Labels, Template: tmpl.DeepCopy()}}, metav1.CreateOptions{}))
 	var bound []string
 	for i := range 3 {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bound-%d", i)}, Spec: *podSpec.DeepCopy()}
@@ -289,7 +291,7 @@ func TestNamespaceDeletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"deployments.apps=1", "replicasets.apps=1", "pods=4", "services=1", "endpoints=1",
+	if want := []string{"deployments.apps=1", "replicasets.apps=1", "replicationcontrollers=1", "pods=4", "services=1", "endpoints=1",
 		"configmaps=1", "secrets=1", "serviceaccounts=1", "leases.coordination.k8s.io=1", "events=1"}; !slices.Equal(left, want) {
 		t.Fatalf("an active namespace was touched: %v, want %v", left, want)
 	}

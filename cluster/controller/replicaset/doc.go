@@ -11,6 +11,13 @@
 // request, not hundreds. On scale-down it deletes unscheduled pods first,
 // then pending, then not-ready, then the newest.
 //
-// It writes only pods and ReplicaSet status, only through the apiserver.
+// The sync is written once, over Owners (owners.go): what it reads and
+// writes of the kind it reconciles. New runs it over apps/v1 ReplicaSets
+// themselves, with no conversion, and stamps their trace steps
+// (rs.observed, pod.create.sent). NewFor runs it over another kind shown
+// as ReplicaSets (package replicationcontroller's core/v1
+// ReplicationControllers) and stamps nothing.
+//
+// It writes only pods and its owners' status, only through the apiserver.
 // It must not bind pods (the scheduler's job) or touch Deployments.
 package replicaset

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
-	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -24,13 +23,16 @@ import (
 // the next sync, after the watch has confirmed these.
 const BurstReplicas = 500
 
-var rsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
-
-// Controller is the ReplicaSet controller.
+// Controller is the ReplicaSet controller, or another kind's run by the
+// same code (NewFor).
 type Controller struct {
-	client   kubernetes.Interface
-	rsLister appslisters.ReplicaSetLister
-	// written: the ReplicaSets as this controller last wrote them, when the
+	name   string
+	client kubernetes.Interface
+	// owners is the kind reconciled; ownerKind and ownerAPIVersion are its
+	// Kind(), as ownerReferences spell it.
+	owners                     Owners
+	ownerKind, ownerAPIVersion string
+	// written: the owners as this controller last wrote them, when the
 	// informer has not caught up yet (sync reads through it).
 	written *controller.WriteCache
 	pods    corelisters.PodLister
@@ -42,10 +44,12 @@ type Controller struct {
 	exp      *controller.Expectations
 	dels     *deletions
 	recorder record.EventRecorder
-	tracer   *trace.Tracer
-	log      *slog.Logger
-	now      func() time.Time
-	workers  int
+	// tracer stamps a ReplicaSet's steps (rs.observed, pod.create.sent);
+	// nil for any other kind, whose objects are no step of a report.
+	tracer  *trace.Tracer
+	log     *slog.Logger
+	now     func() time.Time
+	workers int
 	// noExpectations: the failpoint (Options.NoExpectations) is on.
 	noExpectations bool
 
@@ -58,26 +62,41 @@ type Controller struct {
 
 var _ controller.Controller = &Controller{}
 
-// New builds the controller on the context's informers.
+// New builds the ReplicaSet controller on the context's informers.
 func New(c *controller.Context) controller.Controller {
-	rsInf := c.Informers.Apps().V1().ReplicaSets()
+	rsInf := c.Informers.Apps().V1().ReplicaSets().Informer()
+	return build(c, "replicaset", replicaSets{inf: rsInf, client: c.Client}, c.Tracer)
+}
+
+// NewFor builds a controller named name that runs the ReplicaSet
+// controller's sync over another kind of owner. It stamps no trace steps.
+func NewFor(c *controller.Context, name string, owners Owners) *Controller {
+	return build(c, name, owners, nil)
+}
+
+func build(c *controller.Context, name string, owners Owners, tracer *trace.Tracer) *Controller {
+	inf := owners.Informer()
 	// With the slow-watch failpoint on, every pod event reaches this cache
 	// late; expectations must keep the controller from acting on it.
 	podInf := c.PodInformer()
+	gvk := owners.Kind()
 	r := &Controller{
-		client:   c.Client,
-		rsLister: rsInf.Lister(),
-		written:  controller.NewWriteCache(rsInf.Informer(), false),
-		pods:     corelisters.NewPodLister(podInf.GetIndexer()),
-		podIndex: podInf.GetIndexer(),
-		synced:   []cache.InformerSynced{rsInf.Informer().HasSynced, podInf.HasSynced},
+		name:            name,
+		client:          c.Client,
+		owners:          owners,
+		ownerKind:       gvk.Kind,
+		ownerAPIVersion: gvk.GroupVersion().String(),
+		written:         controller.NewWriteCache(inf, false),
+		pods:            corelisters.NewPodLister(podInf.GetIndexer()),
+		podIndex:        podInf.GetIndexer(),
+		synced:          []cache.InformerSynced{inf.HasSynced, podInf.HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "replicaset"}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
 		exp:      controller.NewExpectations(c.Options.ExpectationsTTL, c.Now),
 		dels:     newDeletions(),
 		recorder: c.Recorder,
-		tracer:   c.Tracer,
-		log:      c.Log.With("controller", "replicaset"),
+		tracer:   tracer,
+		log:      c.Log.With("controller", name),
 		now:      c.Now,
 		workers:  max(1, c.Options.Workers),
 		seen:     map[string]bool{},
@@ -85,7 +104,7 @@ func New(c *controller.Context) controller.Controller {
 	r.syncHandler = r.sync
 	controller.MustIndex(podInf, controller.PodsByController)
 	r.noExpectations = c.Options.NoExpectations // the failpoint that breaks it on purpose
-	_, _ = rsInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    r.addRS,
 		UpdateFunc: func(_, cur any) { r.enqueueRS(cur) },
 		DeleteFunc: r.deleteRS,
@@ -99,7 +118,7 @@ func New(c *controller.Context) controller.Controller {
 }
 
 // Name implements controller.Controller.
-func (r *Controller) Name() string { return "replicaset" }
+func (r *Controller) Name() string { return r.name }
 
 // Run syncs until ctx ends.
 func (r *Controller) Run(ctx context.Context) {
@@ -111,8 +130,14 @@ func keyOf(obj any) (string, bool) {
 	return key, err == nil
 }
 
+// addRS stamps rs.observed on a ReplicaSet's first sight; objects of
+// other kinds are only enqueued.
 func (r *Controller) addRS(obj any) {
-	rs := obj.(*appsv1.ReplicaSet)
+	rs, ok := obj.(*appsv1.ReplicaSet)
+	if !ok || r.tracer == nil {
+		r.enqueueRS(obj)
+		return
+	}
 	r.seenMu.Lock()
 	first := !r.seen[string(rs.UID)]
 	r.seen[string(rs.UID)] = true
@@ -144,29 +169,27 @@ func (r *Controller) deleteRS(obj any) {
 	r.queue.Add(key)
 }
 
-// ownerRS returns the key of the ReplicaSet that controls pod, if any.
-func ownerRS(pod *corev1.Pod) (string, bool) {
-	ref := metav1.GetControllerOf(pod)
-	if ref == nil || ref.Kind != rsKind.Kind || ref.APIVersion != rsKind.GroupVersion().String() {
+// ownerRS returns the key of the owner (of this controller's kind) that
+// controls pod, if any.
+func (r *Controller) ownerRS(pod *corev1.Pod) (string, bool) {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil || ref.Kind != r.ownerKind || ref.APIVersion != r.ownerAPIVersion {
 		return "", false
 	}
 	return pod.Namespace + "/" + ref.Name, true
 }
 
-// rsForOrphan enqueues every ReplicaSet whose selector matches an orphan
+// enqueueForOrphan enqueues every owner whose selector matches an orphan
 // pod, so one of them adopts it.
 func (r *Controller) enqueueForOrphan(pod *corev1.Pod) {
-	list, err := r.rsLister.ReplicaSets(pod.Namespace).List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, rs := range list {
+	_ = cache.ListAllByNamespace(r.owners.Informer().GetIndexer(), pod.Namespace, labels.Everything(), func(obj any) {
+		rs := r.owners.ReplicaSet(obj)
 		sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
-			continue
+			return
 		}
-		r.enqueueRS(rs)
-	}
+		r.enqueueRS(obj)
+	})
 }
 
 func (r *Controller) addPod(obj any) {
@@ -175,7 +198,7 @@ func (r *Controller) addPod(obj any) {
 		r.deletePod(pod) // a restarted controller sees a pod mid-deletion
 		return
 	}
-	if key, ok := ownerRS(pod); ok {
+	if key, ok := r.ownerRS(pod); ok {
 		r.exp.Observed(key, 1, 0)
 		r.queue.Add(key)
 		return
@@ -192,14 +215,14 @@ func (r *Controller) updatePod(old, cur any) {
 		// Graceful deletion: for counting, the pod is already gone.
 		r.deletePod(c)
 		if ok, _ := labelsChanged(o, c); ok {
-			if key, ok := ownerRS(o); ok {
+			if key, ok := r.ownerRS(o); ok {
 				r.queue.Add(key)
 			}
 		}
 		return
 	}
-	oldKey, oldOwned := ownerRS(o)
-	curKey, curOwned := ownerRS(c)
+	oldKey, oldOwned := r.ownerRS(o)
+	curKey, curOwned := r.ownerRS(c)
 	if oldOwned && (!curOwned || oldKey != curKey) {
 		r.queue.Add(oldKey)
 	}
@@ -227,7 +250,7 @@ func (r *Controller) deletePod(obj any) {
 			return
 		}
 	}
-	key, ok := ownerRS(pod)
+	key, ok := r.ownerRS(pod)
 	if !ok {
 		return
 	}

@@ -24,7 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// sync reconciles one ReplicaSet.
+// sync reconciles one owner, seen as a ReplicaSet.
 func (r *Controller) sync(ctx context.Context, key string) error {
 	ns, _, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -39,7 +39,7 @@ func (r *Controller) sync(ctx context.Context, key string) error {
 		r.dels.forget(key)
 		return nil
 	}
-	rs := obj.(*appsv1.ReplicaSet)
+	rs := r.owners.ReplicaSet(obj)
 	sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil || sel.Empty() {
 		return nil // validation refuses these; nothing sane to do
@@ -134,8 +134,8 @@ func (r *Controller) claim(ctx context.Context, rs *appsv1.ReplicaSet, sel label
 			// Adopt only for a ReplicaSet that is still the one we think:
 			// a quorum read, once per sync.
 			if !fresh {
-				cur, err := r.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
-				if err != nil || cur.UID != rs.UID || cur.DeletionTimestamp != nil {
+				cur, err := r.owners.Get(ctx, rs.Namespace, rs.Name)
+				if err != nil || cur.GetUID() != rs.UID || cur.GetDeletionTimestamp() != nil {
 					return owned, err
 				}
 				fresh = true
@@ -152,8 +152,8 @@ func (r *Controller) claim(ctx context.Context, rs *appsv1.ReplicaSet, sel label
 	return owned, errors.Join(errs...)
 }
 
-func ownerRef(rs *appsv1.ReplicaSet) metav1.OwnerReference {
-	return metav1.OwnerReference{APIVersion: rsKind.GroupVersion().String(), Kind: rsKind.Kind, Name: rs.Name, UID: rs.UID,
+func (r *Controller) ownerRef(rs *appsv1.ReplicaSet) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: r.ownerAPIVersion, Kind: r.ownerKind, Name: rs.Name, UID: rs.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 }
 
@@ -161,7 +161,7 @@ func (r *Controller) adopt(ctx context.Context, rs *appsv1.ReplicaSet, p *corev1
 	// metadata.uid in the patch makes it a precondition: a pod of the same
 	// name recreated in between is not adopted.
 	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":%q,"kind":%q,"name":%q,"uid":%q,"controller":true,"blockOwnerDeletion":true}],"uid":%q}}`,
-		rsKind.GroupVersion().String(), rsKind.Kind, rs.Name, rs.UID, p.UID)
+		r.ownerAPIVersion, r.ownerKind, rs.Name, rs.UID, p.UID)
 	_, err := r.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
 	return err
 }
@@ -270,7 +270,7 @@ func (r *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 			Labels:          t.Labels,
 			Annotations:     t.Annotations,
 			Finalizers:      t.Finalizers,
-			OwnerReferences: []metav1.OwnerReference{ownerRef(rs)},
+			OwnerReferences: []metav1.OwnerReference{r.ownerRef(rs)},
 		},
 		Spec: *t.Spec.DeepCopy(),
 	}
@@ -280,12 +280,12 @@ func (r *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsForbidden(err) {
 			return nil // the namespace is going; so is the ReplicaSet
 		}
-		r.recorder.Eventf(rs, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
+		r.recorder.Eventf(r.owners.EventObject(rs), corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
 		return err
 	}
 	// The pod's UID exists only now; the stamp carries the time it was sent.
 	r.tracer.EmitAt(sent, trace.PodCreateSent, "Pod", created.Namespace, created.Name, created.UID)
-	r.recorder.Eventf(rs, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %v", created.Name)
+	r.recorder.Eventf(r.owners.EventObject(rs), corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %v", created.Name)
 	return nil
 }
 
@@ -451,11 +451,9 @@ func (r *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, st
 	if apiequality.Semantic.DeepEqual(rs.Status, st) {
 		return nil
 	}
-	cp := rs.DeepCopy()
-	cp.Status = st
-	got, err := r.client.AppsV1().ReplicaSets(rs.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
+	got, err := r.owners.UpdateStatus(ctx, rs, st)
 	switch {
-	case err == nil:
+	case err == nil && got != nil:
 		r.written.Wrote(got)
 	case apierrors.IsNotFound(err):
 		return nil // deleted: the informer's delete ends it

@@ -134,7 +134,7 @@ func TestCreateSettlesLostAnswers(t *testing.T) {
 				return true, nil, err
 			})
 			rec := record.NewFakeRecorder(10)
-			r := &Controller{client: cs, recorder: rec}
+			r := &Controller{client: cs, recorder: rec, owners: replicaSets{client: cs}, ownerKind: rsKind.Kind, ownerAPIVersion: "apps/v1"}
 			err := r.createPod(context.Background(), rs)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("createPod = %v, want error %v", err, tc.wantErr)
