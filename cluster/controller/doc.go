@@ -9,6 +9,8 @@
 // talk to each other, to etcd, or to any actor but the apiserver.
 //
 // The controllers themselves live in subpackages (replicaset, deployment,
-// endpoints, nodelifecycle, garbagecollector, namespace, serviceaccount);
-// the manager subpackage runs them under leader election.
+// endpoints, endpointslice, nodelifecycle, garbagecollector, namespace,
+// serviceaccount, resourcequota); podendpoint is what the Endpoints and
+// EndpointSlice controllers share; the manager subpackage runs them under
+// leader election.
 package controller

@@ -7,7 +7,7 @@
 // pkg/apis/apps/v1/defaults.go with their generated SetObjectDefaults_*):
 // pod restartPolicy Always, dnsPolicy ClusterFirst, 30s grace period,
 // default-scheduler, container pull policy from the image tag, probe
-// timings, port protocols TCP, requests from limits on Pods, Service type
+// timings, port protocols TCP (EndpointSlice ports also name ""), requests from limits on Pods, Service type
 // ClusterIP / sessionAffinity None / targetPort = port / traffic policies,
 // ReplicaSet and Deployment replicas 1, the Deployment's RollingUpdate 25%/25%
 // strategy, revisionHistoryLimit 10 and progressDeadlineSeconds 600, and so

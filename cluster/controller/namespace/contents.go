@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -152,6 +153,10 @@ func contents() []content {
 		row(core("endpoints"), func(cs kubernetes.Interface, ns string) collection[*corev1.EndpointsList] {
 			return cs.CoreV1().Endpoints(ns)
 		}),
+		row(discoveryv1.SchemeGroupVersion.WithResource("endpointslices").GroupResource(),
+			func(cs kubernetes.Interface, ns string) collection[*discoveryv1.EndpointSliceList] {
+				return cs.DiscoveryV1().EndpointSlices(ns)
+			}),
 		row(core("configmaps"), func(cs kubernetes.Interface, ns string) collection[*corev1.ConfigMapList] {
 			return cs.CoreV1().ConfigMaps(ns)
 		}),
