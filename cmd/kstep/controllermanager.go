@@ -31,6 +31,9 @@ kube-system), the others stand by and take over when it dies.
 Controllers: ` + strings.Join(manager.Names(), ", "),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := controller.ValidateEndpointsStamp(cfg.Options.EndpointsStamp); err != nil {
+				return fmt.Errorf("--endpoints-stamp: %w", err)
+			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			rc, err := restConfig(kubeconfig)
