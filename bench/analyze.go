@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	"github.com/kstep-dev/kstep/loadgen"
 	"github.com/kstep-dev/kstep/results"
@@ -46,6 +47,9 @@ type transition struct {
 	// simulated on hollow nodes.
 	runtime bool
 	chain   string
+	// chainOf, when set, is the chain for this run's Input (the object the
+	// stamping actor wrote depends on it); chain is its default.
+	chainOf func(Input) string
 	doc     func(replicas int) *[2]float64
 }
 
@@ -88,12 +92,24 @@ var transitions = []transition{
 	{step: "⑧", name: "status update persisted", from: []string{trace.PodProbeReady, trace.PodContainerStarted}, to: trace.PodStatusPersisted, doc: rng(1, 10),
 		chain: "the kubelet stamps both: when the probe passed, when the apiserver acknowledged its status write"},
 	{step: "⑧", name: "endpoints list the pod", from: []string{trace.PodReadyCached}, to: trace.EndpointsUpdated, viaAPIServer: true,
-		chain: "pod.ready.cached: the endpoints controller's apiserver's watch cache got the Ready status from etcd; endpoints.updated: the controller's Endpoints write listing the pod was acknowledged"},
+		chain: endpointsChain("endpoints", "Endpoints"), chainOf: func(in Input) string {
+			if in.EndpointsStamp == controller.StampEndpointSlices {
+				return endpointsChain("EndpointSlice", "EndpointSlice")
+			}
+			return endpointsChain("endpoints", "Endpoints")
+		}},
 	{step: "⑧", name: "client watch sees Ready", from: []string{trace.PodReadyCached}, to: trace.PodReadyObserved, viaAPIServer: true, doc: rng(1, 10),
 		chain: "pod.ready.cached: the load generator's apiserver's watch cache got the Ready status from etcd; pod.ready.observed: the load generator's watch delivered it"},
 	// The documented claim: the control plane's own part within 50 ms.
 	{step: "①–⑤", name: "control plane: client sent → bound", from: []string{loadgen.ClientRSSent}, to: trace.PodBound, doc: rng(0, 50),
 		chain: "client.rs.sent: the load generator, before it sends the ReplicaSet; pod.bound: the binding apiserver, when etcd acknowledged the pod's binding (every step between links them)"},
+}
+
+// endpointsChain is the ⑧ endpoints row's chain, naming the controller
+// that stamps endpoints.updated and the object it wrote.
+func endpointsChain(ctrl, object string) string {
+	return "pod.ready.cached: the " + ctrl + " controller's apiserver's watch cache got the Ready status from etcd; endpoints.updated: the controller's " +
+		object + " write listing the pod was acknowledged"
 }
 
 var endToEnd = transition{step: "e2e", name: "client sent → pod Ready observed", from: []string{loadgen.ClientRSSent}, to: trace.PodReadyObserved,
@@ -118,6 +134,9 @@ type Input struct {
 	HollowActors map[string]bool
 	// LatencyProfile is the hollow runtime's (the topology's), for labels.
 	LatencyProfile string
+	// EndpointsStamp is the profile's: which controller stamped
+	// endpoints.updated, and so which object its chain names.
+	EndpointsStamp string
 }
 
 // stamp is one actor's stamp of a step.
@@ -311,7 +330,11 @@ func Analyze(in Input, r *results.Run) {
 		for i, s := range samples {
 			ms[i] = s.ms
 		}
-		s := results.Step{Step: t.step, Name: t.name, Nodes: nodes, From: from, To: t.to, Chain: t.chain,
+		chain := t.chain
+		if t.chainOf != nil {
+			chain = t.chainOf(in)
+		}
+		s := results.Step{Step: t.step, Name: t.name, Nodes: nodes, From: from, To: t.to, Chain: chain,
 			Summary: results.Summarize(ms), SamplesMS: ms}
 		if t.doc != nil {
 			s.DocumentedMS = t.doc(in.Replicas)

@@ -202,3 +202,32 @@ func TestAnalyzeNegativeSampleInvalidates(t *testing.T) {
 		t.Errorf("invalid reasons do not name the pod: %v", r.Invalid)
 	}
 }
+
+// The ⑧ endpoints row's chain names the object whose write was stamped.
+func TestAnalyzeEndpointsChainNamesTheObject(t *testing.T) {
+	events, _, err := trace.ReadFile(filepath.Join("testdata", "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := func(ts int64, step, actor string) trace.Event {
+		return trace.Event{TS: ts, Step: step, Actor: actor, Kind: "Pod", Namespace: "ns", Name: "rs-0-a", UID: "p0a"}
+	}
+	events = append(events, pod(1080000000, trace.PodReadyCached, "apiserver-0"), pod(1090000000, trace.EndpointsUpdated, "controller-manager-0"))
+	for stamp, want := range map[string]string{"": "Endpoints write", "endpoints": "Endpoints write", "endpointslices": "EndpointSlice write"} {
+		r := &results.Run{Schema: results.Schema, ID: "chain", Valid: true}
+		Analyze(Input{Events: events, Objects: []types.UID{"rs0", "rs1"}, Replicas: 2, EndpointsStamp: stamp,
+			Pods: []loadgen.PodOwner{{Namespace: "ns", Name: "rs-0-a", UID: "p0a", RSUID: "rs0"}}}, r)
+		found := false
+		for _, s := range r.Steps {
+			if s.To == trace.EndpointsUpdated {
+				found = true
+				if !strings.Contains(s.Chain, want) {
+					t.Errorf("stamp %q: chain %q, want it to name the %s", stamp, s.Chain, want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("stamp %q: no endpoints.updated row", stamp)
+		}
+	}
+}

@@ -7,7 +7,10 @@
 // cluster, into a set directory (what `kstep compare` judges).
 //
 // Profiles are built in (quick, nightly, scale) or read from YAML (kind
-// BenchProfile: the cluster's provider.Topology, a LoadJob, a repeat count).
+// BenchProfile: the cluster's provider.Topology, a LoadJob, a repeat count,
+// and endpointsStamp: which controller stamps step ⑧'s endpoints.updated,
+// passed to every controller-manager as --endpoints-stamp and recorded in
+// run.json).
 //
 // The join (Analyze) is pure: events in, results out, tested on synthetic
 // events. Every transition is measured between two stamps of which the first

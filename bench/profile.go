@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/loadgen"
 )
@@ -31,6 +32,12 @@ type Profile struct {
 	// fresh cluster (a set of runs, what `kstep compare` judges); 0 is 1.
 	// --repeat overrides it.
 	Repeat int `json:"repeat,omitempty"`
+	// EndpointsStamp says which controller stamps step ⑧'s
+	// endpoints.updated: "endpoints" (the Endpoints controller's Endpoints
+	// write, the default) or "endpointslices" (the EndpointSlice
+	// controller's slice write). Every controller-manager gets it as
+	// --endpoints-stamp; run.json records it.
+	EndpointsStamp string `json:"endpointsStamp,omitempty"`
 }
 
 func (p *Profile) defaults() {
@@ -50,6 +57,9 @@ func (p *Profile) defaults() {
 	}
 	if p.Job.Name == "" {
 		p.Job.Name = p.Name
+	}
+	if p.EndpointsStamp == "" {
+		p.EndpointsStamp = controller.StampEndpoints
 	}
 	p.Job.Defaults()
 }
@@ -71,6 +81,14 @@ func (p *Profile) Validate() error {
 	}
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("profile %q: cluster: %w", p.Name, err)
+	}
+	if err := controller.ValidateEndpointsStamp(p.EndpointsStamp); err != nil {
+		return fmt.Errorf("profile %q: endpointsStamp: %w", p.Name, err)
+	}
+	for _, a := range c.ControllerManagerArgs {
+		if a == "--endpoints-stamp" || strings.HasPrefix(a, "--endpoints-stamp=") {
+			return fmt.Errorf("profile %q: cluster.controllerManagerArgs sets --endpoints-stamp: set endpointsStamp instead, so run.json records it", p.Name)
+		}
 	}
 	return p.Job.Validate()
 }

@@ -77,3 +77,36 @@ func TestProfileEtcdTiming(t *testing.T) {
 		t.Fatalf("election timeout below 5 heartbeats: %v", err)
 	}
 }
+
+// endpointsStamp defaults to the Endpoints controller, names one of the
+// two controllers, and is the only way a profile sets --endpoints-stamp.
+func TestProfileEndpointsStamp(t *testing.T) {
+	load := func(extra string) (*Profile, error) {
+		path := filepath.Join(t.TempDir(), "p.yaml")
+		doc := "apiVersion: kstep.dev/v1alpha1\nkind: BenchProfile\nname: x\n" + extra + "job:\n  count: 1\n"
+		if !strings.Contains(extra, "cluster:") {
+			doc = "apiVersion: kstep.dev/v1alpha1\nkind: BenchProfile\nname: x\n" + extra + "cluster:\n  hollowNodes: 1\njob:\n  count: 1\n"
+		}
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return LoadProfile(path)
+	}
+	if p, err := load(""); err != nil || p.EndpointsStamp != "endpoints" {
+		t.Fatalf("default: %v, %+v", err, p)
+	}
+	if p, err := load("endpointsStamp: endpointslices\n"); err != nil || p.EndpointsStamp != "endpointslices" {
+		t.Fatalf("endpointslices: %v, %+v", err, p)
+	}
+	if _, err := load("endpointsStamp: slices\n"); err == nil || !strings.Contains(err.Error(), "endpointsStamp") {
+		t.Fatalf("a bad value: %v", err)
+	}
+	if _, err := load("cluster:\n  hollowNodes: 1\n  controllerManagerArgs: [--endpoints-stamp=endpointslices]\n"); err == nil || !strings.Contains(err.Error(), "set endpointsStamp instead") {
+		t.Fatalf("the flag in controllerManagerArgs: %v", err)
+	}
+	for name, p := range Builtin {
+		if p.EndpointsStamp != "endpoints" {
+			t.Errorf("built-in %s stamps %q", name, p.EndpointsStamp)
+		}
+	}
+}

@@ -33,6 +33,9 @@ func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces 
 	}
 	run.Cluster = results.Cluster{Topology: spec.Topology, NodeKind: kind, Security: spec.Security(),
 		Objects: prof.Job.Count, Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS}
+	// The profile's stamp choice goes to every controller-manager, before
+	// the profile's own extra flags (Validate refuses a second one there).
+	spec.ControllerManagerArgs = append([]string{"--endpoints-stamp=" + prof.EndpointsStamp}, spec.ControllerManagerArgs...)
 	p, err := provider.New(ctx, opts.Provider, spec)
 	if err != nil {
 		return spec, nil, err

@@ -83,7 +83,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	started := time.Now()
 	run := &results.Run{
 		Schema: results.Schema, ID: filepath.Base(out), Provider: opts.Provider, Runtime: "hollow", Profile: prof.Name,
-		Version: opts.Version, Valid: true, StartedAt: started.UTC().Format(time.RFC3339),
+		Version: opts.Version, Valid: true, StartedAt: started.UTC().Format(time.RFC3339), EndpointsStamp: prof.EndpointsStamp,
 	}
 	invalid := func(format string, a ...any) {
 		run.Valid = false
@@ -199,7 +199,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		}
 	}
 	Analyze(Input{Events: events, Objects: objects, Pods: pods, Replicas: int(prof.Job.Object.Replicas),
-		APIServerOf: apiOf, HollowActors: hollow, LatencyProfile: prof.Cluster.LatencyProfile}, run)
+		APIServerOf: apiOf, HollowActors: hollow, LatencyProfile: prof.Cluster.LatencyProfile, EndpointsStamp: prof.EndpointsStamp}, run)
 
 	accountDrops(run, sums)
 

@@ -304,6 +304,10 @@ func comparable(sides []side) (refused, warnings []string) {
 			if r.Profile != ref.Profile {
 				note(true, "profile", fmt.Sprintf("%q", r.Profile), fmt.Sprintf("%q", ref.Profile), name)
 			}
+			if r.EndpointsObject() != ref.EndpointsObject() {
+				// ⑧'s endpoints row times a different write.
+				note(true, "endpoints stamp", r.EndpointsObject(), ref.EndpointsObject(), name)
+			}
 			if r.Provider != ref.Provider {
 				note(true, "provider", fmt.Sprintf("%q", r.Provider), fmt.Sprintf("%q", ref.Provider), name)
 			}

@@ -266,6 +266,8 @@ func TestCompareSetsRefusals(t *testing.T) {
 		{"profile", func(_, cur *Set) { cur.Runs[2].Profile = "nightly" },
 			`profile "nightly" in new run new/run-03, where base run base/run-01 has "small"`},
 		{"provider", func(_, cur *Set) { cur.Runs[0].Provider = "docker" }, `provider "docker" in new run new/run-01`},
+		{"endpoints stamp", func(_, cur *Set) { cur.Runs[1].EndpointsStamp = "endpointslices" },
+			"endpoints stamp EndpointSlice in new run new/run-02, where base run base/run-01 has Endpoints"},
 		{"topology", func(_, cur *Set) {
 			for _, r := range cur.Runs {
 				r.Cluster.Topology.HollowNodes = 50

@@ -31,6 +31,9 @@ func HTML(r *Run) string {
 	if c.Security != "" {
 		b.WriteString("<p>apiserver security: " + esc(c.Security) + "</p>")
 	}
+	if r.EndpointsStamp != "" {
+		b.WriteString("<p>step ⑧ endpoints.updated: the " + esc(r.EndpointsObject()) + " write listing the pod</p>")
+	}
 	if t := c.Topology.Etcd.Timing(); t != "" {
 		b.WriteString("<p>" + esc(t) + "</p>")
 	}

@@ -211,6 +211,9 @@ func Markdown(r *Run) string {
 	if c.Security != "" {
 		fmt.Fprintf(&b, "apiserver security: %s\n\n", c.Security)
 	}
+	if r.EndpointsStamp != "" {
+		fmt.Fprintf(&b, "step ⑧ endpoints.updated: the %s write listing the pod\n\n", r.EndpointsObject())
+	}
 	if t := c.Topology.Etcd.Timing(); t != "" {
 		fmt.Fprintf(&b, "%s\n\n", t)
 	}

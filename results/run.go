@@ -32,6 +32,11 @@ type Run struct {
 	// Runtime is what ran the pods: "hollow" (simulated CRI) or "real".
 	Runtime string `json:"runtime"`
 	Profile string `json:"profile"`
+	// EndpointsStamp is which controller stamped step ⑧'s
+	// endpoints.updated: "endpoints" (its Endpoints write) or
+	// "endpointslices" (its EndpointSlice write). Runs before the choice
+	// existed have none: the Endpoints controller's (EndpointsObject).
+	EndpointsStamp string `json:"endpoints_stamp,omitempty"`
 	// Version is the kstep build that ran (git describe of its commit).
 	Version string `json:"version,omitempty"`
 	Valid   bool   `json:"valid"`
@@ -335,4 +340,13 @@ func ReadRun(path string) (*Run, error) {
 		return &run, nil
 	}
 	return nil, fmt.Errorf("run %s: schema %q, this kstep reads %q, %q and %q", path, head.Schema, Schema, SchemaV2, SchemaV1)
+}
+
+// EndpointsObject names the object whose acknowledged write stamped the
+// run's endpoints.updated: "EndpointSlice" or "Endpoints".
+func (r *Run) EndpointsObject() string {
+	if r.EndpointsStamp == "endpointslices" {
+		return "EndpointSlice"
+	}
+	return "Endpoints"
 }

@@ -77,3 +77,46 @@ func TestReadRunUnknownSchema(t *testing.T) {
 		t.Fatalf("ReadRun: %v", err)
 	}
 }
+
+// endpoints_stamp is optional: a run without it (older) stamped the
+// Endpoints write, reads, renders as before and compares with runs that
+// record "endpoints"; one that records endpointslices says so.
+func TestRunEndpointsStamp(t *testing.T) {
+	old, err := ReadRun(filepath.Join("testdata", "run-v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.EndpointsStamp != "" || old.EndpointsObject() != "Endpoints" || strings.Contains(Markdown(old), "endpoints.updated: the") {
+		t.Fatalf("an old run: stamp %q object %s", old.EndpointsStamp, old.EndpointsObject())
+	}
+	cur := *old
+	cur.Schema, cur.EndpointsStamp = Schema, "endpointslices"
+	b, err := json.Marshal(&cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"endpoints_stamp":"endpointslices"`) {
+		t.Fatalf("run.json lacks endpoints_stamp: %.300s", b)
+	}
+	path := filepath.Join(t.TempDir(), "run.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadRun(path)
+	if err != nil || back.EndpointsObject() != "EndpointSlice" {
+		t.Fatalf("read back: %v, %+v", err, back)
+	}
+	if md := Markdown(back); !strings.Contains(md, "step ⑧ endpoints.updated: the EndpointSlice write listing the pod") {
+		t.Errorf("report.md:\n%s", md)
+	}
+	if html := HTML(back); !strings.Contains(html, "the EndpointSlice write listing the pod") {
+		t.Errorf("report.html lacks the stamp")
+	}
+	base, next := synthSet("base", 1, 5, nil), synthSet("new", 2, 5, nil)
+	for _, r := range next.Runs {
+		r.EndpointsStamp = "endpoints"
+	}
+	if c := CompareSets(base, next, CompareOptions{}); len(c.Refused) != 0 {
+		t.Errorf("old runs against runs recording endpoints: refused %q", c.Refused)
+	}
+}

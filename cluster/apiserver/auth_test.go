@@ -22,6 +22,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -315,6 +316,21 @@ func TestRBAC(t *testing.T) {
 	}
 	_, err = sched.CoreV1().Pods("team").Create(ctx, testPod("s"), metav1.CreateOptions{})
 	wantCode(t, "scheduler creates a pod", err, 403)
+
+	// The controller-manager writes EndpointSlices (its EndpointSlice and
+	// mirroring controllers); the scheduler does not.
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{GenerateName: "web-"}, AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.1"}}}}
+	cm := e.certClient(pki.ControllerManagerUser)
+	got, err := cm.DiscoveryV1().EndpointSlices("team").Create(ctx, slice, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("controller-manager creates an endpointslice: %v", err)
+	}
+	if err := cm.DiscoveryV1().EndpointSlices("team").Delete(ctx, got.Name, metav1.DeleteOptions{}); err != nil {
+		t.Errorf("controller-manager deletes an endpointslice: %v", err)
+	}
+	_, err = sched.DiscoveryV1().EndpointSlices("team").Create(ctx, slice, metav1.CreateOptions{})
+	wantCode(t, "scheduler creates an endpointslice", err, 403)
 }
 
 func TestNodeAuthorizerAndRestriction(t *testing.T) {

@@ -27,6 +27,7 @@ var (
 	core      = []string{""}
 	apps      = []string{"apps"}
 	coord     = []string{"coordination.k8s.io"}
+	discovery = []string{"discovery.k8s.io"}
 	// eventWriters may record core/v1 and events.k8s.io/v1 events.
 	eventWrite = rbacv1.PolicyRule{Verbs: []string{"create", "update", "patch"}, APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}}
 )
@@ -71,6 +72,7 @@ func bootstrapPolicy() []runtime.Object {
 			rule([]string{"get", "list", "watch", "update", "patch", "delete", "deletecollection"}, []string{"*"}, "*"),
 			rule([]string{"create"}, core, "pods", "endpoints", "serviceaccounts", "secrets", "configmaps", "services", "namespaces"),
 			rule([]string{"create"}, apps, "replicasets", "deployments"),
+			rule([]string{"create"}, discovery, "endpointslices"),
 			rule(readWrite, coord, "leases"),
 			eventWrite),
 		// The scheduler: watches nodes and pods, binds, writes the

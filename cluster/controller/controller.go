@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -64,6 +65,36 @@ type Options struct {
 	// makes it create too many pods. The chaos engine's gate-failure test
 	// turns it on to prove the gate catches it. Never set in production.
 	NoExpectations bool
+	// EndpointsStamp says which controller stamps step ⑧'s
+	// endpoints.updated: StampEndpoints (the Endpoints controller, also
+	// when empty) or StampEndpointSlices (the EndpointSlice controller).
+	// Exactly one does; the other stamps nothing and pays nothing for it.
+	EndpointsStamp string
+	// MaxEndpointsPerSlice bounds the endpoints of each EndpointSlice the
+	// EndpointSlice and mirroring controllers write (upstream 100; 0 is
+	// 100).
+	MaxEndpointsPerSlice int
+}
+
+// The values of Options.EndpointsStamp: the object whose acknowledged write
+// listing a pod as ready is step ⑧'s endpoints.updated.
+const (
+	StampEndpoints      = "endpoints"
+	StampEndpointSlices = "endpointslices"
+)
+
+// StampsEndpointSlices reports whether the EndpointSlice controller, not
+// the Endpoints controller, stamps endpoints.updated.
+func (o Options) StampsEndpointSlices() bool { return o.EndpointsStamp == StampEndpointSlices }
+
+// ValidateEndpointsStamp refuses a value of Options.EndpointsStamp that
+// names neither controller.
+func ValidateEndpointsStamp(v string) error {
+	switch v {
+	case "", StampEndpoints, StampEndpointSlices:
+		return nil
+	}
+	return fmt.Errorf("endpoints stamp %q: want %s or %s", v, StampEndpoints, StampEndpointSlices)
 }
 
 // DefaultOptions are kstep's: detection within 10 s and replacement within
@@ -75,5 +106,7 @@ func DefaultOptions() Options {
 		NodeMonitorPeriod:      time.Second,
 		PodEvictionTimeout:     10 * time.Second,
 		ExpectationsTTL:        5 * time.Minute,
+		EndpointsStamp:         StampEndpoints,
+		MaxEndpointsPerSlice:   100,
 	}
 }

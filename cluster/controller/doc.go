@@ -9,7 +9,9 @@
 // talk to each other, to etcd, or to any actor but the apiserver.
 //
 // The controllers themselves live in subpackages (replicaset,
-// replicationcontroller, deployment, endpoints, nodelifecycle,
-// garbagecollector, namespace, serviceaccount, resourcequota);
-// the manager subpackage runs them under leader election.
+// replicationcontroller, deployment, endpoints, endpointslice,
+// nodelifecycle, garbagecollector, namespace, serviceaccount,
+// rootcacertpublisher, resourcequota); podendpoint is what the Endpoints
+// and EndpointSlice controllers share; the manager subpackage runs them
+// under leader election.
 package controller

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
@@ -28,6 +29,10 @@ const (
 	// PodsByNode: pods under their spec.nodeName (unscheduled pods are not
 	// indexed).
 	PodsByNode = "kstep/pods-by-node"
+	// EndpointSlicesByService: EndpointSlices under ns/<their
+	// kubernetes.io/service-name label> (slices without it are not
+	// indexed), whoever manages them.
+	EndpointSlicesByService = "kstep/endpointslices-by-service"
 )
 
 // OrphansIn is the PodsByController key of a namespace's pods without a
@@ -88,6 +93,16 @@ var indexFuncs = map[string]cache.IndexFunc{
 	PodsByNode: func(obj any) ([]string, error) {
 		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
 			return []string{p.Spec.NodeName}, nil
+		}
+		return nil, nil
+	},
+	EndpointSlicesByService: func(obj any) ([]string, error) {
+		s, ok := obj.(*discoveryv1.EndpointSlice)
+		if !ok {
+			return nil, nil
+		}
+		if svc := s.Labels[discoveryv1.LabelServiceName]; svc != "" {
+			return []string{s.Namespace + "/" + svc}, nil
 		}
 		return nil, nil
 	},

@@ -33,7 +33,7 @@ const writeCacheSize = 16384
 // it has caught up with.
 func NewWriteCache(inf cache.SharedIndexInformer, adds bool) *WriteCache {
 	mc := cache.NewIntegerResourceVersionMutationCacheWithOptions(klog.Background(), inf.GetStore(), cache.MutationCacheOptions{
-		TTL: time.Minute, IncludeAdds: adds, MaxCacheSize: writeCacheSize,
+		TTL: time.Minute, IncludeAdds: adds, MaxCacheSize: writeCacheSize, Indexer: inf.GetIndexer(),
 	})
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { onAddOrUpdate(mc, obj) },
@@ -58,6 +58,11 @@ func onAddOrUpdate(mc cache.MutationCache, obj any) {
 
 // GetByKey returns the newer of the informer's copy and the last write.
 func (w *WriteCache) GetByKey(key string) (any, bool, error) { return w.mc.GetByKey(key) }
+
+// ByIndex is the informer's index lookup with the same layering: the
+// newer copy of each object, and (with adds) the objects written but not
+// yet seen that the index function puts under key.
+func (w *WriteCache) ByIndex(index, key string) ([]any, error) { return w.mc.ByIndex(index, key) }
 
 // Wrote records an object the apiserver returned from a write.
 func (w *WriteCache) Wrote(obj runtime.Object) { w.mc.Mutation(obj) }

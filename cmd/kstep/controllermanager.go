@@ -31,6 +31,9 @@ kube-system), the others stand by and take over when it dies.
 Controllers: ` + strings.Join(manager.Names(), ", "),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := controller.ValidateEndpointsStamp(cfg.Options.EndpointsStamp); err != nil {
+				return fmt.Errorf("--endpoints-stamp: %w", err)
+			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			rc, err := restConfig(kubeconfig)
@@ -66,6 +69,8 @@ Controllers: ` + strings.Join(manager.Names(), ", "),
 	f.DurationVar(&cfg.Options.NodeMonitorGracePeriod, "node-monitor-grace-period", cfg.Options.NodeMonitorGracePeriod, "a node whose Lease is not renewed for this long becomes Ready=Unknown and is tainted unreachable (upstream: 50s)")
 	f.DurationVar(&cfg.Options.NodeMonitorPeriod, "node-monitor-period", cfg.Options.NodeMonitorPeriod, "how often node health is checked")
 	f.DurationVar(&cfg.Options.PodEvictionTimeout, "pod-eviction-timeout", cfg.Options.PodEvictionTimeout, "how long pods that do not tolerate it stay on an unreachable node before deletion (upstream: 300s via default tolerations)")
+	f.StringVar(&cfg.Options.EndpointsStamp, "endpoints-stamp", cfg.Options.EndpointsStamp, `which controller stamps step ⑧'s endpoints.updated: "endpoints" (its Endpoints write) or "endpointslices" (its EndpointSlice write)`)
+	f.IntVar(&cfg.Options.MaxEndpointsPerSlice, "max-endpoints-per-slice", cfg.Options.MaxEndpointsPerSlice, "endpoints in each EndpointSlice the endpointslice and mirroring controllers write (upstream: 100)")
 	f.DurationVar(&cfg.Options.PodWatchDelay, "failpoint-pod-watch-delay", 0, "testing only: deliver every pod event to the ReplicaSet controller this late")
 	_ = f.MarkHidden("failpoint-pod-watch-delay")
 	f.BoolVar(&cfg.Options.NoExpectations, "failpoint-no-expectations", false, "testing only: the ReplicaSet controller ignores its expectations (the chaos gate must catch the over-creation)")

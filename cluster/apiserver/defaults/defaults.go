@@ -7,6 +7,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -29,6 +30,8 @@ func Apply(obj runtime.Object) {
 		setSecret(o)
 	case *corev1.Endpoints:
 		setEndpoints(o)
+	case *discoveryv1.EndpointSlice:
+		setEndpointSlice(o)
 	case *corev1.Node:
 		setNode(o)
 	case *corev1.ReplicationController:
@@ -89,6 +92,21 @@ func setEndpoints(ep *corev1.Endpoints) {
 			if p := &ep.Subsets[i].Ports[j]; p.Protocol == "" {
 				p.Protocol = corev1.ProtocolTCP
 			}
+		}
+	}
+}
+
+// setEndpointSlice is upstream's discovery/v1 SetDefaults_EndpointPort: a
+// port's name defaults to "" and its protocol to TCP.
+func setEndpointSlice(s *discoveryv1.EndpointSlice) {
+	for i := range s.Ports {
+		p := &s.Ports[i]
+		if p.Name == nil {
+			p.Name = new(string)
+		}
+		if p.Protocol == nil {
+			tcp := corev1.ProtocolTCP
+			p.Protocol = &tcp
 		}
 	}
 }

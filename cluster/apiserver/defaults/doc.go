@@ -7,7 +7,7 @@
 // pkg/apis/apps/v1/defaults.go with their generated SetObjectDefaults_*):
 // pod restartPolicy Always, dnsPolicy ClusterFirst, 30s grace period,
 // default-scheduler, container pull policy from the image tag, probe
-// timings, port protocols TCP, requests from limits on Pods, Service type
+// timings, port protocols TCP (EndpointSlice ports also name ""), requests from limits on Pods, Service type
 // ClusterIP / sessionAffinity None / targetPort = port / traffic policies,
 // ReplicaSet, Deployment and ReplicationController replicas 1, a
 // ReplicationController's selector and labels from its template's labels,

@@ -6,9 +6,9 @@
 // serves (core/v1 Namespace, Pod, Node, Service, Endpoints, Event,
 // ConfigMap, Secret, ServiceAccount, Binding, ReplicationController,
 // ResourceQuota, LimitRange; events.k8s.io/v1 Event;
-// coordination.k8s.io/v1 Lease; apps/v1 ReplicaSet, Deployment;
-// autoscaling/v1 Scale; admissionregistration.k8s.io/v1 webhook
-// configurations):
+// coordination.k8s.io/v1 Lease; discovery.k8s.io/v1 EndpointSlice;
+// apps/v1 ReplicaSet, Deployment; autoscaling/v1 Scale;
+// admissionregistration.k8s.io/v1 webhook configurations):
 //
 //   - ValidateCreate(obj): is this whole object acceptable?
 //   - ValidateUpdate(obj, old): is obj acceptable, and is going from old to
@@ -22,7 +22,7 @@
 // NotSupported, TooLong, Duplicate, ...) and upstream's messages.
 //
 // The rules are a faithful subset of upstream's
-// k8s.io/kubernetes/pkg/apis/{core,apps,coordination,autoscaling}/validation,
+// k8s.io/kubernetes/pkg/apis/{core,apps,coordination,discovery,autoscaling}/validation,
 // rewritten for the v1 types and built on apimachinery's helpers
 // (ValidateObjectMeta, ValidateObjectMetaUpdate, ValidateLabels,
 // ValidateLabelSelector, IsDNS1123Label, ...). Where upstream's path has a

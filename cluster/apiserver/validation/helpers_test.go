@@ -34,6 +34,7 @@ var typeNames = map[string]string{
 	"Duplicate":    string(field.ErrorTypeDuplicate),
 	"NotFound":     string(field.ErrorTypeNotFound),
 	"Internal":     string(field.ErrorTypeInternal),
+	"TooMany":      string(field.ErrorTypeTooMany),
 }
 
 // expectErrs requires errs to be exactly the wanted errors, in any order.

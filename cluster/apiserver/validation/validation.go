@@ -9,6 +9,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,8 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 		errs = validateService(o)
 	case *corev1.Endpoints:
 		errs = validateEndpoints(o)
+	case *discoveryv1.EndpointSlice:
+		errs = validateEndpointSlice(o)
 	case *corev1.Event:
 		errs = validateCoreEvent(o)
 	case *eventsv1.Event:
@@ -102,6 +105,8 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		errs = update(o, old, validateServiceUpdate)
 	case *corev1.Endpoints:
 		errs = update(o, old, validateEndpointsUpdate)
+	case *discoveryv1.EndpointSlice:
+		errs = update(o, old, validateEndpointSliceUpdate)
 	case *corev1.Event:
 		errs = update(o, old, validateCoreEventUpdate)
 	case *eventsv1.Event:

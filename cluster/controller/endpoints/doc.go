@@ -10,7 +10,9 @@
 // not-ready addresses). When the Service goes, its Endpoints go.
 //
 // For each pod newly in addresses it stamps trace.EndpointsUpdated (kind
-// Pod, the pod's UID) once the apiserver has acknowledged the write.
+// Pod, the pod's UID) once the apiserver has acknowledged the write, unless
+// Options.EndpointsStamp gives that stamp to the EndpointSlice controller
+// (then it stamps nothing).
 //
 // It owns the Endpoints of Services with a selector. It must not touch the
 // Endpoints of Services without one (their users write them) while the

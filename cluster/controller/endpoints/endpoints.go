@@ -3,10 +3,10 @@ package endpoints
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/controller"
+	"github.com/kstep-dev/kstep/cluster/controller/podendpoint"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -56,6 +56,10 @@ func New(c *controller.Context) controller.Controller {
 	if now == nil {
 		now = time.Now
 	}
+	tracer := c.Tracer
+	if c.Options.StampsEndpointSlices() {
+		tracer = nil // the EndpointSlice controller stamps endpoints.updated
+	}
 	e := &Controller{
 		client:    c.Client,
 		services:  svcInf.Lister(),
@@ -67,7 +71,7 @@ func New(c *controller.Context) controller.Controller {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoints"}),
 		recorder: c.Recorder,
-		tracer:   c.Tracer,
+		tracer:   tracer,
 		log:      c.Log.With("controller", "endpoints"),
 		now:      now,
 		workers:  max(1, c.Options.Workers),
@@ -134,7 +138,7 @@ func (e *Controller) updatePod(old, cur any) {
 		e.enqueueServicesOf(c)
 		return
 	}
-	if endpointChanged(o, c) {
+	if podendpoint.Changed(o, c) {
 		e.enqueueServicesOf(c)
 	}
 }
@@ -146,15 +150,4 @@ func (e *Controller) deletePod(obj any) {
 	if pod, ok := obj.(*corev1.Pod); ok {
 		e.enqueueServicesOf(pod)
 	}
-}
-
-// endpointChanged reports a change of what Endpoints say about a pod.
-func endpointChanged(o, c *corev1.Pod) bool {
-	return o.Status.PodIP != c.Status.PodIP ||
-		!slices.Equal(o.Status.PodIPs, c.Status.PodIPs) ||
-		o.Spec.NodeName != c.Spec.NodeName ||
-		podReady(o) != podReady(c) ||
-		(o.DeletionTimestamp == nil) != (c.DeletionTimestamp == nil) ||
-		o.Status.Phase != c.Status.Phase ||
-		o.Spec.Hostname != c.Spec.Hostname || o.Spec.Subdomain != c.Spec.Subdomain
 }

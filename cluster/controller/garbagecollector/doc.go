@@ -13,7 +13,8 @@
 //
 // The graph is the followed kinds' informer caches (kinds.go: pods,
 // replicasets, deployments, replicationcontrollers, services, endpoints,
-// configmaps, secrets, serviceaccounts, leases, nodes, namespaces), each indexed by owner UID;
+// endpointslices, configmaps, secrets, serviceaccounts, leases, nodes,
+// namespaces), each indexed by owner UID;
 // the collector keeps no state beside them. Handlers turn events into keys
 // of one workqueue; a sync reads the caches and decides with pure functions
 // (verdict.go). A cache can lag, so an owner is declared gone only after a

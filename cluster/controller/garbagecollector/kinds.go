@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -149,6 +150,8 @@ func followedKinds(cs kubernetes.Interface, f informers.SharedInformerFactory, p
 			func(ns string) typedClient[*corev1.Service] { return cs.CoreV1().Services(ns) }),
 		newKind(core.WithKind("Endpoints"), true, f.Core().V1().Endpoints().Informer(),
 			func(ns string) typedClient[*corev1.Endpoints] { return cs.CoreV1().Endpoints(ns) }),
+		newKind(discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"), true, f.Discovery().V1().EndpointSlices().Informer(),
+			func(ns string) typedClient[*discoveryv1.EndpointSlice] { return cs.DiscoveryV1().EndpointSlices(ns) }),
 		newKind(core.WithKind("ConfigMap"), true, f.Core().V1().ConfigMaps().Informer(),
 			func(ns string) typedClient[*corev1.ConfigMap] { return cs.CoreV1().ConfigMaps(ns) }),
 		newKind(core.WithKind("Secret"), true, f.Core().V1().Secrets().Informer(),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -90,6 +91,17 @@ func Run(ctx context.Context, cfg Config) error {
 	names, err := enabled(cfg.Controllers)
 	if err != nil {
 		return err
+	}
+	if err := controller.ValidateEndpointsStamp(cfg.Options.EndpointsStamp); err != nil {
+		return err
+	}
+	if n := cfg.Options.MaxEndpointsPerSlice; n < 0 || n > 1000 {
+		return fmt.Errorf("max endpoints per slice %d: want 1 to 1000 (an EndpointSlice holds at most 1000)", n)
+	}
+	// Given to the EndpointSlice controller, the stamp needs it running,
+	// or step ⑧ would silently go unstamped.
+	if cfg.Options.StampsEndpointSlices() && !slices.Contains(names, "endpointslice") {
+		return fmt.Errorf("endpoints stamp %q needs the endpointslice controller, which is not enabled", cfg.Options.EndpointsStamp)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()

@@ -4,6 +4,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/controller/deployment"
 	"github.com/kstep-dev/kstep/cluster/controller/endpoints"
+	"github.com/kstep-dev/kstep/cluster/controller/endpointslice"
 	"github.com/kstep-dev/kstep/cluster/controller/garbagecollector"
 	"github.com/kstep-dev/kstep/cluster/controller/namespace"
 	"github.com/kstep-dev/kstep/cluster/controller/nodelifecycle"
@@ -16,14 +17,16 @@ import (
 
 // registry is every controller the manager can run, by name.
 var registry = map[string]func(*controller.Context) controller.Controller{
-	"deployment":            deployment.New,
-	"endpoints":             endpoints.New,
-	"garbagecollector":      garbagecollector.New,
-	"namespace":             namespace.New,
-	"serviceaccount":        serviceaccount.New,
-	"replicaset":            replicaset.New,
-	"replicationcontroller": replicationcontroller.New,
-	"nodelifecycle":         nodelifecycle.New,
-	"resourcequota":         resourcequota.New,
-	"rootcacertpublisher":   rootcacertpublisher.New,
+	"deployment":             deployment.New,
+	"endpoints":              endpoints.New,
+	"endpointslice":          endpointslice.New,
+	"endpointslicemirroring": endpointslice.NewMirroring,
+	"garbagecollector":       garbagecollector.New,
+	"namespace":              namespace.New,
+	"serviceaccount":         serviceaccount.New,
+	"replicaset":             replicaset.New,
+	"replicationcontroller":  replicationcontroller.New,
+	"nodelifecycle":          nodelifecycle.New,
+	"resourcequota":          resourcequota.New,
+	"rootcacertpublisher":    rootcacertpublisher.New,
 }

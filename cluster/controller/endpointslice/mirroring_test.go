@@ -1,0 +1,128 @@
+package endpointslice
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func addresses(prefix string, n int) []corev1.EndpointAddress {
+	out := make([]corev1.EndpointAddress, n)
+	for i := range out {
+		out[i] = corev1.EndpointAddress{IP: fmt.Sprintf("%s.%d.%d", prefix, i/250, i%250+1)}
+	}
+	return out
+}
+
+func (c *cluster) endpoints(t *testing.T, ns, name string, labels map[string]string, subsets ...corev1.EndpointSubset) {
+	t.Helper()
+	if _, err := c.cs.CoreV1().Endpoints(ns).Create(c.ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Subsets: subsets}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMirroring(t *testing.T) {
+	c := startCluster(t, nil, nil, NewMirroring)
+	ns := c.namespace(t)
+	selectorless := corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}
+	port := func(name string, p int32) []corev1.EndpointPort {
+		return []corev1.EndpointPort{{Name: name, Port: p, Protocol: corev1.ProtocolTCP}}
+	}
+
+	svc := c.service(t, ns, "ext", selectorless)
+	c.endpoints(t, ns, "ext", map[string]string{"team": "a"},
+		corev1.EndpointSubset{Addresses: addresses("192.0", 150), NotReadyAddresses: addresses("198.51", 3), Ports: port("http", 80)},
+		corev1.EndpointSubset{Addresses: addresses("203.0", 2), Ports: port("https", 443)})
+
+	t.Run("user Endpoints mirrored", func(t *testing.T) {
+		v := c.waitView(t, ns, svc, MirroringManagedBy, "155 mirrored endpoints", func(v view) error {
+			cc := map[bool]int{}
+			for _, ep := range v.byPod {
+				cc[isTrue(ep.Conditions.Ready)]++
+			}
+			if !slices.Equal(v.sizes, []int{2, 53, 100}) || cc[true] != 152 || cc[false] != 3 {
+				return fmt.Errorf("sizes %v, ready %v", v.sizes, cc)
+			}
+			return nil
+		})
+		for _, s := range v.slices {
+			if s.Labels["team"] != "a" || s.AddressType != discoveryv1.AddressTypeIPv4 {
+				t.Errorf("slice %s: labels %v addressType %s", s.Name, s.Labels, s.AddressType)
+			}
+		}
+	})
+
+	t.Run("an update propagates", func(t *testing.T) {
+		ep, err := c.cs.CoreV1().Endpoints(ns).Get(c.ctx, "ext", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep.Subsets = ep.Subsets[1:]
+		ep.Subsets[0].Addresses = addresses("203.0", 5)
+		if _, err := c.cs.CoreV1().Endpoints(ns).Update(c.ctx, ep, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		c.waitView(t, ns, svc, MirroringManagedBy, "5 mirrored endpoints", func(v view) error {
+			if !slices.Equal(v.sizes, []int{5}) || len(c.slicesOf(t, ns, "ext")) != 1 {
+				return fmt.Errorf("sizes %v", v.sizes)
+			}
+			return nil
+		})
+	})
+
+	t.Run("at most 1000 addresses mirrored", func(t *testing.T) {
+		big := c.service(t, ns, "big", selectorless)
+		c.endpoints(t, ns, "big", nil, corev1.EndpointSubset{Addresses: addresses("10.1", 1200), Ports: port("http", 80)})
+		c.waitView(t, ns, big, MirroringManagedBy, "1000 mirrored", func(v view) error {
+			if len(v.byPod) != 1000 || len(v.sizes) != 10 {
+				return fmt.Errorf("%d endpoints in %v", len(v.byPod), v.sizes)
+			}
+			return nil
+		})
+	})
+
+	t.Run("skip-mirror is respected", func(t *testing.T) {
+		c.service(t, ns, "skip", selectorless)
+		c.endpoints(t, ns, "skip", map[string]string{LabelSkipMirror: "true"}, corev1.EndpointSubset{Addresses: addresses("10.2", 3), Ports: port("http", 80)})
+		consistently(t, time.Second, "skip not mirrored", func() (bool, error) {
+			n := len(c.slicesOf(t, ns, "skip"))
+			return n == 0, fmt.Errorf("%d slices", n)
+		})
+		// Labelled later: what was mirrored goes.
+		if _, err := c.cs.CoreV1().Endpoints(ns).Patch(c.ctx, "ext", types.MergePatchType, []byte(`{"metadata":{"labels":{"`+LabelSkipMirror+`":"true"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "ext's slices gone", func() (bool, error) {
+			n := len(c.slicesOf(t, ns, "ext"))
+			return n == 0, fmt.Errorf("%d slices", n)
+		})
+	})
+
+	t.Run("Endpoints of a Service with a selector are not mirrored", func(t *testing.T) {
+		c.service(t, ns, "sel", httpService("sel"))
+		c.endpoints(t, ns, "sel", nil, corev1.EndpointSubset{Addresses: addresses("10.3", 3), Ports: port("http", 80)})
+		consistently(t, time.Second, "sel not mirrored", func() (bool, error) {
+			n := len(c.slicesOf(t, ns, "sel"))
+			return n == 0, fmt.Errorf("%d slices", n)
+		})
+	})
+
+	t.Run("deleted Endpoints take their slices", func(t *testing.T) {
+		if err := c.cs.CoreV1().Endpoints(ns).Delete(c.ctx, "big", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "big's slices gone", func() (bool, error) {
+			n := len(c.slicesOf(t, ns, "big"))
+			return n == 0, fmt.Errorf("%d slices", n)
+		})
+	})
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
