@@ -2,66 +2,20 @@ package deployment_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/controller/deployment"
+	"github.com/kstep-dev/kstep/internal/testenv"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// kubectl runs the real kubectl (v1.32 in CI) against the test apiserver.
-type kubectl struct {
-	t    *testing.T
-	path string
-	conf string
-}
-
-func newKubectl(t *testing.T, c *cluster) *kubectl {
+func newKubectl(t *testing.T, c *cluster) *testenv.Kubectl {
 	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed")
-	}
-	conf := filepath.Join(t.TempDir(), "kubeconfig")
-	cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: kstep
-  cluster: {server: %q}
-users:
-- name: admin
-  user: {}
-contexts:
-- name: kstep
-  context: {cluster: kstep, user: admin, namespace: default}
-current-context: kstep
-`, c.apiURL)
-	if err := os.WriteFile(conf, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return &kubectl{t: t, path: path, conf: conf}
-}
-
-// run runs kubectl and fails the test if it fails.
-func (k *kubectl) run(args ...string) string {
-	k.t.Helper()
-	out, err := k.try(args...)
-	if err != nil {
-		k.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
-func (k *kubectl) try(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, k.path, append([]string{"--kubeconfig", k.conf}, args...)...).CombinedOutput()
-	return strings.TrimSpace(string(out)), err
+	return testenv.NewKubectl(t, c.apiURL, "default")
 }
 
 const kubectlManifest = `apiVersion: apps/v1
@@ -100,35 +54,35 @@ func TestKubectlRollout(t *testing.T) {
 	if err := os.WriteFile(manifest, []byte(kubectlManifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	k.run("apply", "-f", manifest)
+	k.Run("apply", "-f", manifest)
 	status := func() {
 		t.Helper()
-		if out := k.run("rollout", "status", "deployment/k", "--timeout=60s"); !strings.Contains(out, `deployment "k" successfully rolled out`) {
+		if out := k.Run("rollout", "status", "deployment/k", "--timeout=60s"); !strings.Contains(out, `deployment "k" successfully rolled out`) {
 			t.Fatalf("rollout status: %s", out)
 		}
 	}
 	img := func() string {
-		return k.run("get", "deployment", "k", "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+		return k.Run("get", "deployment", "k", "-o", "jsonpath={.spec.template.spec.containers[0].image}")
 	}
 	status()
 
 	// change-cause after the template change, as upstream expects: the
 	// Deployment's annotations are copied to its current new ReplicaSet.
-	k.run("set", "image", "deployment/k", "app=registry.kstep.local/app:v2")
-	k.run("annotate", "deployment/k", "kubernetes.io/change-cause=set image v2", "--overwrite")
+	k.Run("set", "image", "deployment/k", "app=registry.kstep.local/app:v2")
+	k.Run("annotate", "deployment/k", "kubernetes.io/change-cause=set image v2", "--overwrite")
 	status()
-	hist := k.run("rollout", "history", "deployment/k")
+	hist := k.Run("rollout", "history", "deployment/k")
 	t.Logf("kubectl rollout history after v2:\n%s", hist)
 	for _, want := range []string{"REVISION", "1         create v1", "2         set image v2"} {
 		if !strings.Contains(hist, want) {
 			t.Errorf("rollout history lacks %q:\n%s", want, hist)
 		}
 	}
-	if rev1 := k.run("rollout", "history", "deployment/k", "--revision=1"); !strings.Contains(rev1, "registry.kstep.local/app:v1") {
+	if rev1 := k.Run("rollout", "history", "deployment/k", "--revision=1"); !strings.Contains(rev1, "registry.kstep.local/app:v1") {
 		t.Errorf("rollout history --revision=1:\n%s", rev1)
 	}
 
-	if out := k.run("rollout", "undo", "deployment/k"); !strings.Contains(out, "rolled back") {
+	if out := k.Run("rollout", "undo", "deployment/k"); !strings.Contains(out, "rolled back") {
 		t.Fatalf("rollout undo: %s", out)
 	}
 	status()
@@ -140,44 +94,44 @@ func TestKubectlRollout(t *testing.T) {
 	if len(rss) != 2 || rss["3"] == nil || rss["3"].Spec.Template.Spec.Containers[0].Image != "registry.kstep.local/app:v1" {
 		t.Fatalf("after undo: %s", describe(rss))
 	}
-	hist = k.run("rollout", "history", "deployment/k")
+	hist = k.Run("rollout", "history", "deployment/k")
 	t.Logf("kubectl rollout history after undo:\n%s", hist)
 	if !strings.Contains(hist, "2         set image v2") || !strings.Contains(hist, "3         create v1") {
 		t.Errorf("rollout history after undo:\n%s", hist)
 	}
 
-	k.run("rollout", "undo", "deployment/k", "--to-revision=2")
+	k.Run("rollout", "undo", "deployment/k", "--to-revision=2")
 	status()
 	if got := img(); got != "registry.kstep.local/app:v2" {
 		t.Fatalf("image after undo --to-revision=2: %q", got)
 	}
 
-	k.run("scale", "deployment/k", "--replicas=6")
+	k.Run("scale", "deployment/k", "--replicas=6")
 	status()
 	assertPods(t, c, "app=k", 6, "registry.kstep.local/app:v2")
-	if out := k.run("get", "deployment", "k", "--no-headers"); !strings.Contains(out, "6/6") {
+	if out := k.Run("get", "deployment", "k", "--no-headers"); !strings.Contains(out, "6/6") {
 		t.Errorf("kubectl get deployment: %s", out)
 	}
 
-	k.run("rollout", "pause", "deployment/k")
-	k.run("set", "image", "deployment/k", "app=registry.kstep.local/app:v3")
+	k.Run("rollout", "pause", "deployment/k")
+	k.Run("set", "image", "deployment/k", "app=registry.kstep.local/app:v3")
 	time.Sleep(time.Second)
 	if n := len(replicaSets(t, c.cs, getDeployment(t, c.cs, "k"))); n != 2 {
 		t.Fatalf("paused deployment has %d replicasets", n)
 	}
-	if out, err := k.try("rollout", "undo", "deployment/k"); err == nil || !strings.Contains(out, "paused") {
+	if out, err := k.Try("rollout", "undo", "deployment/k"); err == nil || !strings.Contains(out, "paused") {
 		t.Errorf("undo of a paused deployment: %v %s", err, out)
 	}
-	k.run("rollout", "resume", "deployment/k")
+	k.Run("rollout", "resume", "deployment/k")
 	status()
 	assertPods(t, c, "app=k", 6, "registry.kstep.local/app:v3")
 
-	k.run("rollout", "restart", "deployment/k")
+	k.Run("rollout", "restart", "deployment/k")
 	status()
 	d = getDeployment(t, c.cs, "k")
 	if d.Annotations[deployment.RevisionAnnotation] != "6" {
 		t.Errorf("revision after restart: %q, want 6", d.Annotations[deployment.RevisionAnnotation])
 	}
 	evs, _ := c.cs.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=k"})
-	t.Logf("%d events on deployment/k; kubectl get rs:\n%s", len(evs.Items), k.run("get", "rs", "-o", "wide"))
+	t.Logf("%d events on deployment/k; kubectl get rs:\n%s", len(evs.Items), k.Run("get", "rs", "-o", "wide"))
 }

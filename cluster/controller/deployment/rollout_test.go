@@ -450,7 +450,7 @@ func TestProgressDeadlineExceeded(t *testing.T) {
 		t.Errorf("Available during the stalled rollout: %+v (old pods still serve)", a)
 	}
 	if _, err := exec.LookPath("kubectl"); err == nil {
-		out, err := newKubectl(t, c).try("rollout", "status", "deployment/late", "--timeout=20s")
+		out, err := newKubectl(t, c).Try("rollout", "status", "deployment/late", "--timeout=20s")
 		if err == nil || !strings.Contains(out, `deployment "late" exceeded its progress deadline`) {
 			t.Errorf("kubectl rollout status on a timed-out rollout: %v: %s", err, out)
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/kstep-dev/kstep/cluster/controller/podendpoint"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -84,11 +83,7 @@ func New(c *controller.Context) controller.Controller {
 		UpdateFunc: func(_, cur any) { e.enqueue(cur) },
 		DeleteFunc: e.enqueue,
 	})
-	_, _ = podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    e.addPod,
-		UpdateFunc: e.updatePod,
-		DeleteFunc: e.deletePod,
-	})
+	_, _ = podInf.AddEventHandler(podendpoint.Handlers(e.enqueueServicesOf))
 	// An Endpoints object changed or deleted by anyone else is put back;
 	// one left over from a Service deleted while no controller ran is
 	// found at start (its add) and removed.
@@ -119,35 +114,5 @@ func (e *Controller) enqueue(obj any) {
 func (e *Controller) enqueueServicesOf(pod *corev1.Pod) {
 	for _, svc := range controller.ServicesSelecting(e.svcIndex, pod) {
 		e.queue.Add(svc.Namespace + "/" + svc.Name)
-	}
-}
-
-func (e *Controller) addPod(obj any) {
-	if pod, ok := obj.(*corev1.Pod); ok {
-		e.enqueueServicesOf(pod)
-	}
-}
-
-func (e *Controller) updatePod(old, cur any) {
-	o, c := old.(*corev1.Pod), cur.(*corev1.Pod)
-	if o.ResourceVersion == c.ResourceVersion {
-		return
-	}
-	if !labels.Equals(o.Labels, c.Labels) {
-		e.enqueueServicesOf(o)
-		e.enqueueServicesOf(c)
-		return
-	}
-	if podendpoint.Changed(o, c) {
-		e.enqueueServicesOf(c)
-	}
-}
-
-func (e *Controller) deletePod(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	if pod, ok := obj.(*corev1.Pod); ok {
-		e.enqueueServicesOf(pod)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -87,11 +86,7 @@ func New(c *controller.Context) controller.Controller {
 		UpdateFunc: func(_, cur any) { e.enqueue(cur) },
 		DeleteFunc: e.enqueue,
 	})
-	_, _ = podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    e.addPod,
-		UpdateFunc: e.updatePod,
-		DeleteFunc: e.deletePod,
-	})
+	_, _ = podInf.AddEventHandler(podendpoint.Handlers(e.enqueueServicesOf))
 	_, _ = nodeInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if n, ok := obj.(*corev1.Node); ok && n.Labels[zoneLabel] != "" {
@@ -144,36 +139,6 @@ func (e *Controller) enqueueServicesOn(node string) {
 	}
 	for _, p := range pods {
 		e.enqueueServicesOf(p)
-	}
-}
-
-func (e *Controller) addPod(obj any) {
-	if pod, ok := obj.(*corev1.Pod); ok {
-		e.enqueueServicesOf(pod)
-	}
-}
-
-func (e *Controller) updatePod(old, cur any) {
-	o, c := old.(*corev1.Pod), cur.(*corev1.Pod)
-	if o.ResourceVersion == c.ResourceVersion {
-		return
-	}
-	if !labels.Equals(o.Labels, c.Labels) {
-		e.enqueueServicesOf(o)
-		e.enqueueServicesOf(c)
-		return
-	}
-	if podendpoint.Changed(o, c) {
-		e.enqueueServicesOf(c)
-	}
-}
-
-func (e *Controller) deletePod(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	if pod, ok := obj.(*corev1.Pod); ok {
-		e.enqueueServicesOf(pod)
 	}
 }
 

@@ -2,9 +2,6 @@ package endpointslice
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,22 +73,8 @@ func TestEndpointsStampGoesToOneController(t *testing.T) {
 
 // What a user sees: kubectl lists the Service's slices by its label.
 func TestKubectlGetEndpointSlices(t *testing.T) {
-	bin, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl not on PATH")
-	}
 	c := startCluster(t, nil, nil, New)
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: kstep, cluster: {server: %q}}]
-users: [{name: admin, user: {}}]
-contexts: [{name: kstep, context: {cluster: kstep, user: admin}}]
-current-context: kstep
-`, c.api.URL)
-	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubectl := testenv.NewKubectl(t, c.api.URL, "")
 	ns := c.namespace(t)
 	svc := c.service(t, ns, "web", httpService("web"))
 	c.service(t, ns, "api", httpService("api"))
@@ -105,11 +88,8 @@ current-context: kstep
 		}
 		return nil
 	})
-	out, err := exec.Command(bin, "--kubeconfig", kubeconfig, "get", "endpointslices", "-n", ns, "-l", "kubernetes.io/service-name=web").CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl: %v\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	out := kubectl.Run("get", "endpointslices", "-n", ns, "-l", "kubernetes.io/service-name=web")
+	lines := strings.Split(out, "\n")
 	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME ADDRESSTYPE PORTS ENDPOINTS AGE" {
 		t.Fatalf("kubectl output:\n%s", out)
 	}

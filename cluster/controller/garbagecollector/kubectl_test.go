@@ -2,13 +2,12 @@ package garbagecollector
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/internal/testenv"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -16,30 +15,7 @@ import (
 // failing the test on a non-zero exit; it skips the test without kubectl.
 func kubectlOn(t *testing.T, c *cluster) func(args ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl not on PATH")
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: kstep, cluster: {server: %q}}]
-users: [{name: admin, user: {}}]
-contexts: [{name: kstep, context: {cluster: kstep, user: admin}}]
-current-context: kstep
-`, c.api.URL)
-	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	return testenv.NewKubectl(t, c.api.URL, "").Run
 }
 
 // kubectl's three cascades, as a user types them, against the collector.

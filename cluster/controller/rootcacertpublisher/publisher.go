@@ -71,8 +71,8 @@ func New(c *controller.Context) controller.Controller {
 func (p *Controller) Name() string { return "rootcacertpublisher" }
 
 func (p *Controller) enqueueNamespace(obj any) {
-	if ns, ok := obj.(*corev1.Namespace); ok {
-		p.queue.Add(ns.Name)
+	if name, ok := controller.NamespaceOf(obj); ok {
+		p.queue.Add(name)
 	}
 }
 
@@ -98,15 +98,8 @@ func (p *Controller) Run(ctx context.Context) {
 
 // sync makes one active namespace's kube-root-ca.crt hold the root CA.
 func (p *Controller) sync(ctx context.Context, namespace string) error {
-	ns, err := p.namespaces.Get(namespace)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if active, err := controller.NamespaceActive(p.namespaces, namespace); !active {
 		return err
-	}
-	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
-		return nil // being emptied: creating here would fight the namespace controller
 	}
 	cm, err := p.configMaps.ConfigMaps(namespace).Get(Name)
 	switch {

@@ -67,8 +67,8 @@ func New(c *controller.Context) controller.Controller {
 func (sc *Controller) Name() string { return "serviceaccount" }
 
 func (sc *Controller) enqueueNamespace(obj any) {
-	if ns, ok := obj.(*corev1.Namespace); ok {
-		sc.queue.Add(ns.Name)
+	if name, ok := controller.NamespaceOf(obj); ok {
+		sc.queue.Add(name)
 	}
 }
 
@@ -88,15 +88,8 @@ func (sc *Controller) Run(ctx context.Context) {
 
 // sync creates the missing ServiceAccounts of one active namespace.
 func (sc *Controller) sync(ctx context.Context, namespace string) error {
-	ns, err := sc.namespaces.Get(namespace)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if active, err := controller.NamespaceActive(sc.namespaces, namespace); !active {
 		return err
-	}
-	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
-		return nil // being emptied: creating here would fight the namespace controller
 	}
 	for _, name := range sc.names {
 		if _, err := sc.accounts.ServiceAccounts(namespace).Get(name); err == nil {
