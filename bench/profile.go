@@ -38,6 +38,37 @@ type Profile struct {
 	// controller's slice write). Every controller-manager gets it as
 	// --endpoints-stamp; run.json records it.
 	EndpointsStamp string `json:"endpointsStamp,omitempty"`
+	// EndpointsWriters says which of step ⑧'s two writers run:
+	// "stamping" (the default: only the controller that stamps
+	// endpoints.updated; the other writer of the same step is off, its
+	// writes measured by nothing) or "both" (the Endpoints and the
+	// EndpointSlice controllers, as `kstep up` and upstream's
+	// controller-manager run them). A profile whose controllerManagerArgs
+	// set --controllers decides itself.
+	EndpointsWriters string `json:"endpointsWriters,omitempty"`
+}
+
+// EndpointsWriters values.
+const (
+	WritersStamping = "stamping"
+	WritersBoth     = "both"
+)
+
+// writersFlag is the --controllers flag that leaves out the endpoints
+// writer that does not stamp ⑧, or "" when both run.
+func (p *Profile) writersFlag() string {
+	if p.EndpointsWriters == WritersBoth {
+		return ""
+	}
+	for _, a := range p.Cluster.ControllerManagerArgs {
+		if a == "--controllers" || strings.HasPrefix(a, "--controllers=") {
+			return ""
+		}
+	}
+	if p.EndpointsStamp == controller.StampEndpointSlices {
+		return "--controllers=*,-endpoints"
+	}
+	return "--controllers=*,-endpointslice,-endpointslicemirroring"
 }
 
 func (p *Profile) defaults() {
@@ -60,6 +91,9 @@ func (p *Profile) defaults() {
 	}
 	if p.EndpointsStamp == "" {
 		p.EndpointsStamp = controller.StampEndpoints
+	}
+	if p.EndpointsWriters == "" {
+		p.EndpointsWriters = WritersStamping
 	}
 	p.Job.Defaults()
 }
@@ -84,6 +118,9 @@ func (p *Profile) Validate() error {
 	}
 	if err := controller.ValidateEndpointsStamp(p.EndpointsStamp); err != nil {
 		return fmt.Errorf("profile %q: endpointsStamp: %w", p.Name, err)
+	}
+	if p.EndpointsWriters != WritersStamping && p.EndpointsWriters != WritersBoth {
+		return fmt.Errorf("profile %q: endpointsWriters %q: want %s or %s", p.Name, p.EndpointsWriters, WritersStamping, WritersBoth)
 	}
 	for _, a := range c.ControllerManagerArgs {
 		if a == "--endpoints-stamp" || strings.HasPrefix(a, "--endpoints-stamp=") {

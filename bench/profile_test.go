@@ -110,3 +110,35 @@ func TestProfileEndpointsStamp(t *testing.T) {
 		}
 	}
 }
+
+// A bench run runs the endpoints writer that stamps ⑧ and not the other,
+// unless the profile asks for both or sets --controllers itself.
+func TestProfileEndpointsWriters(t *testing.T) {
+	for _, tc := range []struct {
+		stamp, writers string
+		args           []string
+		want           string
+	}{
+		{"", "", nil, "--controllers=*,-endpointslice,-endpointslicemirroring"},
+		{"endpointslices", "", nil, "--controllers=*,-endpoints"},
+		{"endpoints", "both", nil, ""},
+		{"endpoints", "", []string{"--controllers=*"}, ""},
+	} {
+		p := builtin("p", 1, 1, 0, 1, 1, 1, time.Minute)
+		p.EndpointsStamp, p.EndpointsWriters = tc.stamp, tc.writers
+		p.Cluster.ControllerManagerArgs = tc.args
+		p.defaults()
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.writersFlag(); got != tc.want {
+			t.Errorf("stamp %q writers %q args %v: %q, want %q", tc.stamp, tc.writers, tc.args, got, tc.want)
+		}
+	}
+	p := builtin("p", 1, 1, 0, 1, 1, 1, time.Minute)
+	p.EndpointsWriters = "some"
+	p.defaults()
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "endpointsWriters") {
+		t.Fatalf("endpointsWriters some: %v", err)
+	}
+}

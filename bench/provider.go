@@ -31,6 +31,11 @@ func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces 
 		kind = fmt.Sprintf("%d real (%s) + %d hollow (%s)", spec.RealNodes, runtime, spec.HollowNodes, spec.LatencyProfile)
 		run.Runtime = "containerd+hollow"
 	}
+	// Only the endpoints writer that stamps ⑧ runs, unless the profile
+	// says both (run.json's topology shows the flag).
+	if f := prof.writersFlag(); f != "" {
+		spec.ControllerManagerArgs = append([]string{f}, spec.ControllerManagerArgs...)
+	}
 	run.Cluster = results.Cluster{Topology: spec.Topology, NodeKind: kind, Security: spec.Security(),
 		Objects: prof.Job.Count, Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS}
 	// The profile's stamp choice goes to every controller-manager, before

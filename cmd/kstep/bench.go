@@ -141,11 +141,11 @@ profile and provider).`,
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bars (they are off anyway when stderr is not a terminal)")
 	f.StringVar(&pushgateway, "pushgateway", "", "push each run's metrics (metrics.prom) to the Prometheus Pushgateway at this URL, e.g. http://127.0.0.1:9091")
 	f.IntVar(&repeat, "repeat", 1, "run the load this many times, each on a fresh cluster (default: the profile's repeat, else 1)")
-	f.StringSliceVar(&extra.APIServerArgs, "apiserver-arg", nil, "extra flag for every apiserver, after the profile's (repeatable)")
-	f.StringSliceVar(&extra.ControllerManagerArgs, "controller-manager-arg", nil, "extra flag for every controller-manager (repeatable)")
-	f.StringSliceVar(&extra.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable)")
-	f.StringSliceVar(&extra.NodeArgs, "node-arg", nil, "extra flag for every real node (repeatable)")
-	f.StringSliceVar(&extra.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor (repeatable)")
+	f.StringArrayVar(&extra.APIServerArgs, "apiserver-arg", nil, "extra flag for every apiserver, after the profile's (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
+	f.StringArrayVar(&extra.ControllerManagerArgs, "controller-manager-arg", nil, "extra flag for every controller-manager (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
+	f.StringArrayVar(&extra.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
+	f.StringArrayVar(&extra.NodeArgs, "node-arg", nil, "extra flag for every real node (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
+	f.StringArrayVar(&extra.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	return cmd
 }
 
