@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,6 +137,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			spec.LinkProxies = true
 		}
 	}
+	// The lost-write and watch-gap checks replay etcd's history of the run
+	// at its end: compaction is held while it runs.
+	spec.APIServerArgs = append(slices.Clone(spec.APIServerArgs), "--etcd-compaction-interval=0")
 	var notes []string
 	if n := sc.OptionalRealNodes; n > 0 {
 		with := spec

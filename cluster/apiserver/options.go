@@ -34,6 +34,13 @@ type Options struct {
 	// WatchCacheSize is the number of recent events each resource's watch
 	// cache keeps for watches that resume from an older resourceVersion.
 	WatchCacheSize int
+	// WatchCacheBytes bounds the stored size of those events too, per
+	// resource: updates of 1 MiB objects pin at most this much.
+	WatchCacheBytes int64
+	// WatchStallTimeout: a watch whose client has not taken what was
+	// written to it for this long is closed (the client resumes or
+	// relists), and its queue is freed. 0: never.
+	WatchStallTimeout time.Duration
 	// BookmarkInterval is how often watchers that asked for bookmarks get one.
 	BookmarkInterval time.Duration
 	// TraceFile, when set, receives this apiserver's step events
@@ -98,6 +105,13 @@ type Options struct {
 	// list the live ones) or "none" (the endpoints are not written).
 	EndpointReconcilerType string
 	EndpointLeaseTTL       time.Duration
+	// EtcdCompactionInterval is how often etcd is compacted to the revision
+	// of one interval earlier (upstream's compactor, every apiserver
+	// running it, one of them compacting each interval: storage.Compact).
+	// The watch caches keep their own ring; etcd keeps one interval of
+	// history for watches that resume and lists at a past revision. 0:
+	// never (the chaos engine holds compaction for its history checks).
+	EtcdCompactionInterval time.Duration
 }
 
 // authenticates reports whether callers must prove who they are.
@@ -106,14 +120,19 @@ func (o *Options) authenticates() bool { return o.ClientCAFile != "" || o.TokenA
 // DefaultOptions returns the options a single-host cluster runs with.
 func DefaultOptions() Options {
 	return Options{
-		Name:             "apiserver-0",
-		Listen:           "127.0.0.1:6443",
-		EtcdServers:      []string{"http://127.0.0.1:2379"},
-		EtcdDialTimeout:  5 * time.Second,
-		EtcdRetry:        storage.DefaultRetry,
-		MaxRequestBytes:  3 << 19, // 1.5 MiB
-		WatchCacheSize:   16384,
-		BookmarkInterval: 5 * time.Second,
+		Name:            "apiserver-0",
+		Listen:          "127.0.0.1:6443",
+		EtcdServers:     []string{"http://127.0.0.1:2379"},
+		EtcdDialTimeout: 5 * time.Second,
+		EtcdRetry:       storage.DefaultRetry,
+		MaxRequestBytes: 3 << 19, // 1.5 MiB
+		WatchCacheSize:  16384,
+		WatchCacheBytes: storage.DefaultCapacityBytes,
+		// upstream closes a watcher that cannot take an event at once after
+		// a short budget; a whole write stalled this long is a client that
+		// stopped reading.
+		WatchStallTimeout: 10 * time.Second,
+		BookmarkInterval:  5 * time.Second,
 		// Measured with make bench-api (BenchmarkWatchFanout).
 		WatchFlushInterval: 10 * time.Millisecond,
 		AuthorizationModes: []string{ModeAlwaysAllow},
@@ -130,5 +149,7 @@ func DefaultOptions() Options {
 		EndpointReconcilerType:      ReconcilerLease,
 		// upstream's master lease TTL.
 		EndpointLeaseTTL: 15 * time.Second,
+		// upstream's --etcd-compaction-interval.
+		EtcdCompactionInterval: 5 * time.Minute,
 	}
 }

@@ -289,11 +289,33 @@ func (q *request) watch() error {
 	q.w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(q.w, 32<<10)
 	flusher, _ := q.w.(http.Flusher)
-	flush := func() {
-		_ = bw.Flush()
+	// A client that stops reading is cut off once its writes have stalled
+	// for WatchStallTimeout: the stream ends, the watcher and everything its
+	// queue pins are freed, and the client resumes or relists. The
+	// deadline is moved on at most every half timeout (a timer reset per
+	// event per watcher would cost the fan-out), so a stalled write fails
+	// after between half and all of it.
+	rc := http.NewResponseController(q.w)
+	stall := q.s.opts.WatchStallTimeout
+	var deadlineSet time.Time
+	keepDeadline := func() {
+		if stall <= 0 {
+			return
+		}
+		if now := time.Now(); now.Sub(deadlineSet) > stall/2 {
+			_ = rc.SetWriteDeadline(now.Add(stall))
+			deadlineSet = now
+		}
+	}
+	flush := func() error {
+		keepDeadline()
+		if err := bw.Flush(); err != nil {
+			return err
+		}
 		if flusher != nil {
 			flusher.Flush()
 		}
+		return nil
 	}
 	if err != nil {
 		// Too old: the error arrives in the stream, as upstream's watch
@@ -317,7 +339,9 @@ func (q *request) watch() error {
 		if dirty {
 			wait := interval - time.Since(lastFlush)
 			if wait <= 0 {
-				flush()
+				if flush() != nil {
+					return nil
+				}
 				lastFlush, dirty = time.Now(), false
 				continue
 			}
@@ -333,12 +357,18 @@ func (q *request) watch() error {
 		if !got {
 			continue // the flush is due
 		}
+		keepDeadline()
 		if err := q.writeEvent(bw, out, it); err != nil {
 			return nil
 		}
+		if _, err := bw.Write(nil); err != nil {
+			return nil // a write failed (the stall deadline, or the client went): bufio keeps the error
+		}
 		dirty = true
 		if w.Pending() == 0 && time.Since(lastFlush) >= interval {
-			flush()
+			if flush() != nil {
+				return nil
+			}
 			lastFlush, dirty = time.Now(), false
 		}
 	}

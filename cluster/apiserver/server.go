@@ -113,6 +113,7 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 				Prefix:           r.prefix(""),
 				Codec:            cacheCodec{r: r},
 				Capacity:         opts.WatchCacheSize,
+				CapacityBytes:    opts.WatchCacheBytes,
 				IndexField:       r.indexField,
 				ProgressInterval: opts.BookmarkInterval / 2,
 				Log:              s.log,
@@ -189,6 +190,7 @@ func (s *Server) Start(ctx context.Context) {
 		go c.Run(ctx)
 	}
 	go s.bootstrap(ctx)
+	go s.store.Compact(ctx, s.opts.EtcdCompactionInterval, s.log)
 	if s.opts.authenticates() && contains(s.opts.AuthorizationModes, ModeRBAC) {
 		go func() {
 			s.bootstrapRBAC(ctx)

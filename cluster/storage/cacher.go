@@ -76,6 +76,7 @@ type Entry struct {
 	Attrs  Attrs
 
 	codec   Codec
+	size    int // the stored value's bytes
 	once    sync.Once
 	encoded []byte
 	encErr  error
@@ -98,9 +99,21 @@ type event struct {
 	gone     *Entry
 }
 
+// size is what the event pins of stored bytes: the versions it carries.
+func (ev *event) size() int64 {
+	var n int64
+	if ev.cur != nil {
+		n += int64(ev.cur.size)
+	}
+	if ev.prev != nil {
+		n += int64(ev.prev.size)
+	}
+	return n
+}
+
 func (ev *event) deleted(c *Cacher) *Entry {
 	ev.goneOnce.Do(func() {
-		ev.gone = c.newEntry(ev.prev.Key, c.codec.WithResourceVersion(ev.prev.Object, ev.rv), ev.rv)
+		ev.gone = c.newEntry(ev.prev.Key, c.codec.WithResourceVersion(ev.prev.Object, ev.rv), ev.rv, ev.prev.size)
 	})
 	return ev.gone
 }
@@ -120,8 +133,13 @@ type CacherConfig struct {
 	// Prefix is the etcd key prefix, ending in "/".
 	Prefix string
 	Codec  Codec
-	// Capacity is the number of recent events kept for resuming watches.
-	Capacity int
+	// Capacity is the number of recent events kept for resuming watches;
+	// CapacityBytes bounds their stored size too (the values etcd held for
+	// the objects each event carries): the oldest go first when either
+	// bound is reached, so a run of 1 MiB objects cannot pin
+	// Capacity MiB. The newest event always stays.
+	Capacity      int
+	CapacityBytes int64
 	// IndexField, when set, is a field (e.g. "spec.nodeName") that watchers
 	// commonly select on exactly; such watchers are found through an index
 	// instead of being tested against every event.
@@ -150,6 +168,9 @@ type CacheMetrics struct {
 	Events      *prometheus.CounterVec
 	Terminated  *prometheus.CounterVec
 	EtcdWatches *prometheus.GaugeVec
+	// Bytes is the stored size of the events each ring holds (bounded by
+	// CacherConfig.CapacityBytes).
+	Bytes *prometheus.GaugeVec
 }
 
 // NewCacheMetrics registers the watch cache's metrics on reg (may be nil).
@@ -167,9 +188,12 @@ func NewCacheMetrics(reg prometheus.Registerer) *CacheMetrics {
 		EtcdWatches: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "apiserver_etcd_watches", Help: "etcd watches open, by resource (one per watch cache).",
 		}, []string{"resource"}),
+		Bytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_watch_cache_bytes", Help: "Stored size of the recent events the watch cache keeps for resuming watches, by resource.",
+		}, []string{"resource"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Watchers, m.Events, m.Terminated, m.EtcdWatches)
+		reg.MustRegister(m.Watchers, m.Events, m.Terminated, m.EtcdWatches, m.Bytes)
 	}
 	return m
 }
@@ -180,12 +204,15 @@ type Cacher struct {
 	store *Store
 	codec Codec
 
-	mu     sync.RWMutex
-	items  map[string]*Entry
-	ring   []*event // circular, cfg.Capacity long
-	head   int      // index of the oldest event
-	n      int      // events in the ring
-	oldest int64    // a watch may resume from any rv >= oldest
+	mu    sync.RWMutex
+	items map[string]*Entry
+	ring  []*event // circular, cfg.Capacity long
+	head  int      // index of the oldest event
+	n     int      // events in the ring
+	bytes int64    // their stored size (event.size)
+	// bytesGauge is Metrics.Bytes of this resource, looked up once.
+	bytesGauge prometheus.Gauge
+	oldest     int64 // a watch may resume from any rv >= oldest
 	// rv is the revision the cache reflects; read without mu via rvAtomic.
 	rvAtomic  atomic.Int64
 	rvChanged chan struct{} // closed and replaced whenever rv advances
@@ -202,6 +229,9 @@ func NewCacher(store *Store, cfg CacherConfig) *Cacher {
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = 4096
 	}
+	if cfg.CapacityBytes <= 0 {
+		cfg.CapacityBytes = DefaultCapacityBytes
+	}
 	if cfg.WatcherBuffer <= 0 {
 		cfg.WatcherBuffer = 4096
 	}
@@ -215,15 +245,16 @@ func NewCacher(store *Store, cfg CacherConfig) *Cacher {
 		cfg.Metrics = NewCacheMetrics(nil)
 	}
 	return &Cacher{
-		cfg:       cfg,
-		store:     store,
-		codec:     cfg.Codec,
-		items:     map[string]*Entry{},
-		ring:      make([]*event, cfg.Capacity),
-		rvChanged: make(chan struct{}),
-		unindexed: map[*Watcher]struct{}{},
-		indexed:   map[string]map[*Watcher]struct{}{},
-		ready:     make(chan struct{}),
+		bytesGauge: cfg.Metrics.Bytes.WithLabelValues(cfg.Resource),
+		cfg:        cfg,
+		store:      store,
+		codec:      cfg.Codec,
+		items:      map[string]*Entry{},
+		ring:       make([]*event, cfg.Capacity),
+		rvChanged:  make(chan struct{}),
+		unindexed:  map[*Watcher]struct{}{},
+		indexed:    map[string]map[*Watcher]struct{}{},
+		ready:      make(chan struct{}),
 	}
 }
 
@@ -233,8 +264,14 @@ func (c *Cacher) Ready() <-chan struct{} { return c.ready }
 // RV is the revision the cache currently reflects.
 func (c *Cacher) RV() int64 { return c.rvAtomic.Load() }
 
-func (c *Cacher) newEntry(key string, obj runtime.Object, rv int64) *Entry {
-	return &Entry{Key: key, Object: obj, RV: rv, Attrs: c.codec.Attrs(obj), codec: c.codec}
+// DefaultCapacityBytes is the watch cache ring's size bound when none is
+// given: far above what 4,096 ordinary objects take, far below what 4,096
+// 1 MiB objects would.
+const DefaultCapacityBytes = 128 << 20
+
+// newEntry is one version of one object, size its stored bytes.
+func (c *Cacher) newEntry(key string, obj runtime.Object, rv int64, size int) *Entry {
+	return &Entry{Key: key, Object: obj, RV: rv, Attrs: c.codec.Attrs(obj), codec: c.codec, size: size}
 }
 
 // Run lists the prefix, then follows one etcd watch on it until ctx ends.
@@ -288,7 +325,7 @@ func (c *Cacher) relist(ctx context.Context) error {
 				c.cfg.Log.Error("undecodable object skipped", "key", kv.Key, "err", err)
 				continue
 			}
-			items[kv.Key] = c.newEntry(kv.Key, obj, kv.ModRev)
+			items[kv.Key] = c.newEntry(kv.Key, obj, kv.ModRev, len(kv.Value))
 		}
 		if !page.More || len(page.KVs) == 0 {
 			break
@@ -299,7 +336,7 @@ func (c *Cacher) relist(ctx context.Context) error {
 	c.mu.Lock()
 	c.terminateLocked()
 	c.items = items
-	c.head, c.n = 0, 0
+	c.head, c.n, c.bytes = 0, 0, 0
 	clear(c.ring)
 	c.oldest = from - 1
 	for _, ev := range history {
@@ -351,7 +388,7 @@ func (c *Cacher) readHistory(ctx context.Context, cli *clientv3.Client, wch clie
 		if err != nil {
 			return nil
 		}
-		return c.newEntry(string(kv.Key), obj, kv.ModRevision)
+		return c.newEntry(string(kv.Key), obj, kv.ModRevision, len(kv.Value))
 	}
 	for {
 		select {
@@ -467,14 +504,15 @@ func (c *Cacher) apply(evs []*clientv3.Event) {
 		at = time.Now()
 	}
 	type decoded struct {
-		key string
-		obj runtime.Object
-		rv  int64
+		key  string
+		obj  runtime.Object
+		rv   int64
+		size int
 	}
 	dec := make([]decoded, 0, len(evs))
 	for _, e := range evs {
 		key := string(e.Kv.Key)
-		d := decoded{key: key, rv: e.Kv.ModRevision}
+		d := decoded{key: key, rv: e.Kv.ModRevision, size: len(e.Kv.Value)}
 		if e.Type == clientv3.EventTypeDelete {
 			d.rv = e.Kv.ModRevision // etcd sets the delete's revision here
 		} else {
@@ -497,7 +535,7 @@ func (c *Cacher) apply(evs []*clientv3.Event) {
 		}
 		ev := &event{rv: d.rv, prev: c.items[d.key]}
 		if d.obj != nil {
-			ev.cur = c.newEntry(d.key, d.obj, d.rv)
+			ev.cur = c.newEntry(d.key, d.obj, d.rv, d.size)
 			c.items[d.key] = ev.cur
 		} else {
 			if ev.prev == nil {
@@ -526,14 +564,19 @@ func (c *Cacher) apply(evs []*clientv3.Event) {
 
 func (c *Cacher) push(ev *event) {
 	capacity := len(c.ring)
-	if c.n == capacity {
-		c.oldest = c.ring[c.head].rv
+	size := ev.size()
+	for c.n > 0 && (c.n == capacity || c.bytes+size > c.cfg.CapacityBytes) {
+		old := c.ring[c.head]
+		c.oldest = old.rv
+		c.bytes -= old.size()
 		c.ring[c.head] = nil
 		c.head = (c.head + 1) % capacity
 		c.n--
 	}
 	c.ring[(c.head+c.n)%capacity] = ev
 	c.n++
+	c.bytes += size
+	c.bytesGauge.Set(float64(c.bytes))
 }
 
 // dispatch hands ev to every watcher it concerns. Called with mu held.
@@ -717,7 +760,7 @@ func (c *Cacher) Watch(ctx context.Context, o WatchOptions) (*Watcher, error) {
 			sort.Slice(w.initial, func(i, j int) bool { return w.initial[i].Entry.Key < w.initial[j].Entry.Key })
 		}
 		if o.InitialEventsEnd {
-			w.initial = append(w.initial, Item{Type: watch.Bookmark, Entry: c.newEntry("", c.codec.Bookmark(rv, true), rv)})
+			w.initial = append(w.initial, Item{Type: watch.Bookmark, Entry: c.newEntry("", c.codec.Bookmark(rv, true), rv, 0)})
 		}
 		w.minRV = rv
 	case o.FromRV < c.oldest:
@@ -900,7 +943,7 @@ func (w *Watcher) next(ctx context.Context, expire <-chan time.Time) (Item, bool
 			rv := w.c.RV()
 			if len(w.ch) == 0 && rv >= w.lastRV {
 				w.lastRV = rv
-				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv)}, true, nil
+				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv, 0)}, true, nil
 			}
 			w.bookmark.Reset(w.opts.BookmarkInterval)
 		}

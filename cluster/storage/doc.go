@@ -1,6 +1,6 @@
 // Package storage is the only code in kstep that talks to etcd.
 //
-// It owns two things:
+// It owns:
 //
 //   - Store: the key/value operations the apiserver needs, each a single etcd
 //     request or transaction. resourceVersion IS etcd's mod revision: a create
@@ -14,9 +14,16 @@
 //   - Cacher: the watch cache of one resource. ONE etcd watch per resource
 //     prefix, decoded once, kept as the current state plus a ring of recent
 //     events, and fanned out to every watcher of that resource. Thousands of
-//     watchers cost one etcd watch. An Observe hook, opaque to storage,
-//     sees each change before any watcher does (the apiserver stamps the
-//     step tracer there).
+//     watchers cost one etcd watch. The ring is bounded by events and by
+//     the stored bytes they carry (CacherConfig.CapacityBytes). An Observe
+//     hook, opaque to storage, sees each change before any watcher does
+//     (the apiserver stamps the step tracer there).
+//   - Keys on leases and change notices (lease.go): KeepKey holds a key on
+//     an etcd lease for as long as its caller lives (the apiservers'
+//     endpoint leases), Changes says when a prefix changed.
+//   - Compaction (compact.go): upstream's compactor, every apiserver
+//     running it and a transaction on CompactRevKey letting one of them
+//     compact each interval, to the revision of one interval earlier.
 //
 // Storage knows keys, bytes, revisions and opaque decoded objects. It must not
 // know HTTP, Kubernetes API semantics (defaulting, validation, subresources),
