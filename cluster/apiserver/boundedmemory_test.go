@@ -21,7 +21,8 @@ import (
 )
 
 // metric reads one sample of the apiserver's /metrics (the first line
-// starting with name, labels included).
+// starting with name, labels included); 0 when there is none yet (a gauge
+// vector has no series before its first use).
 func metric(t *testing.T, url, name string) float64 {
 	t.Helper()
 	resp, err := http.Get(url + "/metrics")
@@ -40,7 +41,6 @@ func metric(t *testing.T, url, name string) float64 {
 			return v
 		}
 	}
-	t.Fatalf("no %s in /metrics", name)
 	return 0
 }
 

@@ -31,6 +31,16 @@
 // binding (write.go), and the watch-cache stamps (watchstamps.go) when this
 // apiserver's etcd watch delivers a change, before any watcher gets it.
 //
+// What every cluster has from its first second: the system namespaces
+// (namespaces.go), the bootstrap RBAC policy (policy.go), and the
+// default/kubernetes Service with its Endpoints and EndpointSlices, which
+// every apiserver keeps listing the live apiservers through etcd leases
+// (kubernetes_service.go, upstream's lease endpoint reconciler). Every
+// apiserver also runs upstream's etcd compactor (storage.Compact) on
+// --etcd-compaction-interval. A watch whose client stops reading is closed
+// after --watch-stall-timeout (read.go), and each watch cache's ring is
+// bounded by bytes as well as events.
+//
 // Object state lives in etcd only; the watch caches are derived from it.
 // This package must not run any controller logic (replica counts,
 // scheduling, node health): those belong to the actors that watch it. The
