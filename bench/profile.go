@@ -46,6 +46,33 @@ type Profile struct {
 	// controller-manager run them). A profile whose controllerManagerArgs
 	// set --controllers decides itself.
 	EndpointsWriters string `json:"endpointsWriters,omitempty"`
+	// LeaseTiming is the controller-managers' and schedulers' leader
+	// election timing: "upstream" (the default: 15 s / 10 s / 2 s, so that
+	// a saturated machine's slow renewal does not move the lease mid-run
+	// and disrupt it; a bench measures latency, not failover) or "kstep"
+	// (kstep's 2 s / 1.5 s / 250 ms, what `kstep up` and the chaos engine
+	// run). A profile whose actor args set --leader-elect-* decides itself.
+	LeaseTiming string `json:"leaseTiming,omitempty"`
+}
+
+// LeaseTiming values.
+const (
+	LeaseUpstream = "upstream"
+	LeaseKstep    = "kstep"
+)
+
+// leaseFlags are the leader-election flags a bench run gives actors whose
+// args are args, or none.
+func (p *Profile) leaseFlags(args []string) []string {
+	if p.LeaseTiming == LeaseKstep {
+		return nil
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "--leader-elect") {
+			return nil
+		}
+	}
+	return []string{"--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s", "--leader-elect-retry-period=2s"}
 }
 
 // EndpointsWriters values.
@@ -95,6 +122,9 @@ func (p *Profile) defaults() {
 	if p.EndpointsWriters == "" {
 		p.EndpointsWriters = WritersStamping
 	}
+	if p.LeaseTiming == "" {
+		p.LeaseTiming = LeaseUpstream
+	}
 	p.Job.Defaults()
 }
 
@@ -118,6 +148,9 @@ func (p *Profile) Validate() error {
 	}
 	if err := controller.ValidateEndpointsStamp(p.EndpointsStamp); err != nil {
 		return fmt.Errorf("profile %q: endpointsStamp: %w", p.Name, err)
+	}
+	if p.LeaseTiming != LeaseUpstream && p.LeaseTiming != LeaseKstep {
+		return fmt.Errorf("profile %q: leaseTiming %q: want %s or %s", p.Name, p.LeaseTiming, LeaseUpstream, LeaseKstep)
 	}
 	if p.EndpointsWriters != WritersStamping && p.EndpointsWriters != WritersBoth {
 		return fmt.Errorf("profile %q: endpointsWriters %q: want %s or %s", p.Name, p.EndpointsWriters, WritersStamping, WritersBoth)

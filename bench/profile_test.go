@@ -142,3 +142,23 @@ func TestProfileEndpointsWriters(t *testing.T) {
 		t.Fatalf("endpointsWriters some: %v", err)
 	}
 }
+
+// Bench runs take upstream's lease timing unless the profile says kstep's
+// or its actor args set their own.
+func TestProfileLeaseTiming(t *testing.T) {
+	p := builtin("p", 1, 1, 0, 1, 1, 1, time.Minute)
+	if got := p.leaseFlags(nil); len(got) != 3 || got[1] != "--leader-elect-renew-deadline=10s" {
+		t.Fatalf("default: %v", got)
+	}
+	if got := p.leaseFlags([]string{"--leader-elect-lease-duration=4s"}); got != nil {
+		t.Fatalf("own flag: %v", got)
+	}
+	p.LeaseTiming = LeaseKstep
+	if got := p.leaseFlags(nil); got != nil {
+		t.Fatalf("kstep: %v", got)
+	}
+	p.LeaseTiming = "fast"
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "leaseTiming") {
+		t.Fatalf("leaseTiming fast: %v", err)
+	}
+}

@@ -36,6 +36,9 @@ func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces 
 	if f := prof.writersFlag(); f != "" {
 		spec.ControllerManagerArgs = append([]string{f}, spec.ControllerManagerArgs...)
 	}
+	// Upstream's lease timing unless the profile says kstep's.
+	spec.ControllerManagerArgs = append(prof.leaseFlags(spec.ControllerManagerArgs), spec.ControllerManagerArgs...)
+	spec.SchedulerArgs = append(prof.leaseFlags(spec.SchedulerArgs), spec.SchedulerArgs...)
 	run.Cluster = results.Cluster{Topology: spec.Topology, NodeKind: kind, Security: spec.Security(),
 		Objects: prof.Job.Count, Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS}
 	// The profile's stamp choice goes to every controller-manager, before
