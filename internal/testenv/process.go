@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/cluster/trace"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 )
 
@@ -160,4 +163,22 @@ func (p *APIServerProcess) ResetPeak(t testing.TB) {
 	if err := os.WriteFile(path, []byte("5"), 0); err != nil {
 		t.Fatalf("reset the apiserver's peak RSS: %v", err)
 	}
+}
+
+// PodStamps counts the step events of kind Pod, by pod UID, that a tracer
+// wrote to s (JSON lines).
+func (s *SyncBuffer) PodStamps(t testing.TB, step string) map[types.UID]int {
+	t.Helper()
+	out := map[types.UID]int{}
+	sc := bufio.NewScanner(strings.NewReader(s.String()))
+	for sc.Scan() {
+		var ev trace.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("trace line %q: %v", sc.Text(), err)
+		}
+		if ev.Step == step && ev.Kind == "Pod" {
+			out[ev.UID]++
+		}
+	}
+	return out
 }

@@ -1,16 +1,13 @@
 package endpoints
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/trace"
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,34 +16,7 @@ import (
 )
 
 // syncBuffer is a trace sink the test reads while the tracer writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// stamps counts the endpoints.updated events per pod UID.
-func (s *syncBuffer) stamps(t *testing.T) map[types.UID]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[types.UID]int{}
-	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
-	for sc.Scan() {
-		var ev trace.Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("trace line %q: %v", sc.Text(), err)
-		}
-		if ev.Step == trace.EndpointsUpdated && ev.Kind == "Pod" {
-			out[ev.UID]++
-		}
-	}
-	return out
-}
+type syncBuffer = testenv.SyncBuffer
 
 // addressesOf returns the pod names in an Endpoints' addresses and
 // notReadyAddresses, checking each address against its pod.
@@ -163,7 +133,7 @@ func TestEndpoints(t *testing.T) {
 			t.Errorf("endpoints labels %v, want the service's", ep.Labels)
 		}
 		eventually(t, 5*time.Second, "endpoints.updated stamped once per pod", func() (bool, error) {
-			got := sink.stamps(t)
+			got := sink.PodStamps(t, trace.EndpointsUpdated)
 			for _, p := range pods {
 				if got[p.UID] != 1 {
 					return false, fmt.Errorf("stamps %v", got)
@@ -198,7 +168,7 @@ func TestEndpoints(t *testing.T) {
 		c.setReady(t, ns, "web-1", corev1.ConditionTrue)
 		c.waitAddresses(t, ns, "web", []string{"web-0", "web-1", "web-2"}, nil)
 		eventually(t, 5*time.Second, "web-1 stamped again when back in addresses", func() (bool, error) {
-			got := sink.stamps(t)
+			got := sink.PodStamps(t, trace.EndpointsUpdated)
 			return got[pods["web-1"].UID] == 2 && got[pods["web-0"].UID] == 1, fmt.Errorf("stamps %v", got)
 		})
 	})

@@ -1,17 +1,12 @@
 package endpointslice
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"sync"
 	"testing"
 
 	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	"github.com/kstep-dev/kstep/internal/testenv"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -49,31 +44,4 @@ var (
 )
 
 // syncBuffer is a trace sink the test reads while the tracer writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// stamps counts the endpoints.updated events per pod UID.
-func (s *syncBuffer) stamps(t *testing.T) map[types.UID]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[types.UID]int{}
-	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
-	for sc.Scan() {
-		var ev trace.Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("trace line %q: %v", sc.Text(), err)
-		}
-		if ev.Step == trace.EndpointsUpdated && ev.Kind == "Pod" {
-			out[ev.UID]++
-		}
-	}
-	return out
-}
+type syncBuffer = testenv.SyncBuffer

@@ -53,7 +53,7 @@ func TestEndpointsStampGoesToOneController(t *testing.T) {
 				return nil
 			}
 			eventually(t, 10*time.Second, stamper+" stamps each pod once", func() (bool, error) {
-				err := once(sinks[stamper].stamps(t), 1)
+				err := once(sinks[stamper].PodStamps(t, trace.EndpointsUpdated), 1)
 				return err == nil, err
 			})
 			// Ready → not ready → ready: stamped again, by the same one.
@@ -61,10 +61,10 @@ func TestEndpointsStampGoesToOneController(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 			c.setReady(t, ns, "web-1", corev1.ConditionTrue)
 			eventually(t, 10*time.Second, stamper+" stamps web-1 again", func() (bool, error) {
-				got := sinks[stamper].stamps(t)
+				got := sinks[stamper].PodStamps(t, trace.EndpointsUpdated)
 				return got[uids[1]] == 2 && got[uids[0]] == 1, fmt.Errorf("stamps %v", got)
 			})
-			if got := sinks[silent].stamps(t); len(got) != 0 {
+			if got := sinks[silent].PodStamps(t, trace.EndpointsUpdated); len(got) != 0 {
 				t.Fatalf("%s stamped too: %v", silent, got)
 			}
 		})
