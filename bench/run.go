@@ -17,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kstep-dev/kstep/cluster/apiclient"
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	"github.com/kstep-dev/kstep/loadgen"
@@ -110,13 +110,13 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		return nil, fmt.Errorf("cluster up: %w", err)
 	}
 
-	rc, err := clientcmd.BuildConfigFromFlags("", p.Kubeconfig())
+	// The load fails over between the apiservers like every actor; the
+	// job's token bucket is the only limit.
+	rc, err := apiclient.Config(ctx, p.Kubeconfig(), nil)
 	if err != nil {
 		down()
 		return nil, err
 	}
-	// The job's token bucket is the only limit.
-	rc.QPS, rc.Burst = -1, -1
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		down()

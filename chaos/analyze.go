@@ -45,6 +45,10 @@ type FaultResult struct {
 	// OtherNodesNotReady are the nodes outside Nodes that went NotReady in
 	// the fault's window: what the fault took down besides its target.
 	OtherNodesNotReady []string `json:"other_nodes_not_ready,omitempty"`
+	// OtherPodsEvicted are the pods evicted in the fault's window from nodes
+	// outside Nodes ("namespace/name on node"): a fault that costs the
+	// workload what only a lost node should.
+	OtherPodsEvicted []string `json:"other_pods_evicted,omitempty"`
 	// Steps are step latencies before, during and after the fault.
 	Steps []StepWindow `json:"steps,omitempty"`
 }
@@ -171,6 +175,7 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 	f.WriteGapMS, f.FailedWrites, f.UnavailableMS = writeGaps(h.Writes, inj, end)
 	f.LongestWaitMS = longestWait(h.Writes, inj, end)
 	f.OtherNodesNotReady = otherNodesNotReady(h.Nodes, set(f.Nodes), inj, end)
+	f.OtherPodsEvicted = otherPodsEvicted(h.Evictions, set(f.Nodes), inj, end)
 	rec := recovered
 	if f.Action == ActionLink {
 		// A link fault lasts until it is lifted, whatever the first
@@ -344,6 +349,21 @@ func otherNodesNotReady(samples []NodeSample, target map[string]bool, from, end 
 		if !s.At.Before(from) && s.At.Before(end) && !s.Ready && !target[s.Node] && !seen[s.Node] {
 			seen[s.Node] = true
 			out = append(out, s.Node)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// otherPodsEvicted are the evictions in [from, end) off nodes outside
+// target, sorted. Event times have whole seconds: from is taken down to
+// its second.
+func otherPodsEvicted(evs []Eviction, target map[string]bool, from, end time.Time) []string {
+	from = from.Truncate(time.Second)
+	var out []string
+	for _, e := range evs {
+		if !e.At.Before(from) && e.At.Before(end) && !target[e.Node] {
+			out = append(out, e.Pod+" on "+e.Node)
 		}
 	}
 	sort.Strings(out)

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -179,5 +180,42 @@ func TestMeasureLeaderBindByTheNewScheduler(t *testing.T) {
 	f.Measure(h, Expect{Detection: DetectLeaseHolder, Recovery: RecoverLeaderBind})
 	if value(f.Recovery) != 5000 || f.Recovery.Note != "by s-1" {
 		t.Errorf("recovery %v (%s), want 5000 ms by s-1", value(f.Recovery), f.Recovery.Note)
+	}
+}
+
+// An apiserver fault is charged the nodes that went NotReady and the pods
+// evicted during it off nodes it did not target; a node fault is not
+// charged its own node's evictions.
+func TestMeasureOtherNodesAndEvictions(t *testing.T) {
+	h := &History{
+		Nodes: []NodeSample{{At: at(0), Node: "n1", Ready: true}, {At: at(0), Node: "n2", Ready: true}, {At: at(18), Node: "n2", Ready: false}},
+		Evictions: []Eviction{
+			{At: at(5), Pod: "ns/early", Node: "n2"}, // before the fault
+			{At: at(28), Pod: "ns/a", Node: "n1"},
+			{At: at(28), Pod: "ns/b", Node: "n2"},
+		},
+	}
+	api := FaultResult{Target: TargetAPIServer, Actors: []string{"apiserver-0"}, InjectedAt: at(10), WindowEnd: at(60)}
+	api.Measure(h, Expect{})
+	if got := strings.Join(api.OtherPodsEvicted, ","); got != "ns/a on n1,ns/b on n2" || strings.Join(api.OtherNodesNotReady, ",") != "n2" {
+		t.Errorf("apiserver fault: evicted %q, NotReady %v", got, api.OtherNodesNotReady)
+	}
+	node := FaultResult{Target: TargetNode, Nodes: []string{"n2"}, InjectedAt: at(10), WindowEnd: at(60)}
+	node.Measure(h, Expect{})
+	if got := strings.Join(node.OtherPodsEvicted, ","); got != "ns/a on n1" || len(node.OtherNodesNotReady) != 0 {
+		t.Errorf("node fault: evicted %q, NotReady %v", got, node.OtherNodesNotReady)
+	}
+	g, err := ParseGate([]byte("name: t\nfaults:\n- {match: apiserver, maxOtherNodesNotReady: 0, maxOtherPodsEvicted: 0}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, v := range g.Evaluate([]FaultResult{api}, nil) {
+		if !v.Pass {
+			failed = append(failed, v.Line+"="+v.Value)
+		}
+	}
+	if len(failed) != 2 {
+		t.Errorf("failed lines %v, want other nodes NotReady and other pods evicted", failed)
 	}
 }

@@ -42,6 +42,9 @@ type FaultGate struct {
 	// MaxOtherNodesNotReady bounds the nodes besides the fault's own that
 	// went NotReady during it.
 	MaxOtherNodesNotReady *int `json:"maxOtherNodesNotReady,omitempty"`
+	// MaxOtherPodsEvicted bounds the pods evicted during it from nodes
+	// besides the fault's own.
+	MaxOtherPodsEvicted *int `json:"maxOtherPodsEvicted,omitempty"`
 	// MaxFailedWrites bounds probe writes that failed on every apiserver.
 	MaxFailedWrites *int `json:"maxFailedWrites,omitempty"`
 }
@@ -97,7 +100,7 @@ func (g *Gate) Validate() error {
 		if f.Match == "" {
 			errs = append(errs, fmt.Errorf("faults[%d]: match is empty", i))
 		}
-		if f.MaxDetection == nil && f.MaxRecovery == nil && f.MaxWriteGap == nil && f.MaxWait == nil && f.MaxFailedWrites == nil && f.MaxOtherNodesNotReady == nil {
+		if f.MaxDetection == nil && f.MaxRecovery == nil && f.MaxWriteGap == nil && f.MaxWait == nil && f.MaxFailedWrites == nil && f.MaxOtherNodesNotReady == nil && f.MaxOtherPodsEvicted == nil {
 			errs = append(errs, fmt.Errorf("faults[%d] (%s): no threshold", i, f.Match))
 		}
 	}
@@ -177,6 +180,11 @@ func (g *Gate) Evaluate(faults []FaultResult, invs []Invariant) []Verdict {
 				n := len(f.OtherNodesNotReady)
 				out = append(out, Verdict{Line: line("other nodes NotReady"), Value: fmt.Sprint(n),
 					Limit: fmt.Sprintf("≤ %d", *fg.MaxOtherNodesNotReady), Pass: n <= *fg.MaxOtherNodesNotReady})
+			}
+			if fg.MaxOtherPodsEvicted != nil {
+				n := len(f.OtherPodsEvicted)
+				out = append(out, Verdict{Line: line("other pods evicted"), Value: fmt.Sprint(n),
+					Limit: fmt.Sprintf("≤ %d", *fg.MaxOtherPodsEvicted), Pass: n <= *fg.MaxOtherPodsEvicted})
 			}
 			if fg.MaxFailedWrites != nil {
 				out = append(out, Verdict{Line: line("failed writes"), Value: fmt.Sprint(f.FailedWrites),

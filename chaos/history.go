@@ -30,6 +30,16 @@ type History struct {
 	// Steps are the actors' trace events (pod.create.sent, pod.bound, ...),
 	// read at the end.
 	Steps []StepEvent
+	// Evictions are the pods the node lifecycle controller evicted (its
+	// TaintManagerEviction events), read at the end.
+	Evictions []Eviction
+}
+
+// Eviction is one pod the node lifecycle controller deleted off a node.
+type Eviction struct {
+	At   time.Time
+	Pod  string // namespace/name
+	Node string // the node the watcher last saw it on ("" if never seen)
 }
 
 // LeaderSample is who led from At on.

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -418,4 +419,38 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// evictions lists the node lifecycle controller's TaintManagerEviction
+// events, each with the node its pod was last seen on.
+func evictions(ctx context.Context, cs kubernetes.Interface, pods []PodEvent) ([]Eviction, error) {
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	l, err := cs.CoreV1().Events("").List(lctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	node := map[string]string{}
+	for _, p := range pods {
+		if p.Node != "" {
+			node[p.Key] = p.Node
+		}
+	}
+	var out []Eviction
+	for _, e := range l.Items {
+		if e.Reason != "TaintManagerEviction" || e.InvolvedObject.Kind != "Pod" {
+			continue
+		}
+		at := e.LastTimestamp.Time
+		if at.IsZero() {
+			at = e.EventTime.Time
+		}
+		if at.IsZero() {
+			at = e.CreationTimestamp.Time
+		}
+		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
+		out = append(out, Eviction{At: at, Pod: key, Node: node[key]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out, nil
 }

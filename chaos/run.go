@@ -223,7 +223,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	fail := func(format string, a ...any) (*Report, error) {
 		return nil, fmt.Errorf("%w: %s", ErrCouldNotRun, fmt.Sprintf(format, a...))
 	}
-	apis, err := loadAPIServers(p.Kubeconfig())
+	apis, err := loadAPIServers(ctx, p.Kubeconfig())
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -247,7 +247,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 		return fail("namespace %s: %v", probeNamespace, err)
 	}
 
-	admin, err := rest.HTTPClientFor(apis.base)
+	admin, err := rest.HTTPClientFor(apis.Base())
 	if err != nil {
 		return fail("admin client: %v", err)
 	}
@@ -374,6 +374,10 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	r.rec.mu.Unlock()
 	h.End = end
 	h.Watchers = watchers
+	if h.Evictions, err = evictions(ctx, cs, h.Pods); err != nil {
+		// Unread, "0 evicted" would be a guess.
+		return fail("evictions: %v", err)
+	}
 	h.sortHistory()
 
 	rep := &Report{Schema: Schema, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Gate: opts.Gate.Name,

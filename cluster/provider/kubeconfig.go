@@ -63,21 +63,57 @@ func kubeconfigFor(apiservers []Actor, creds credentials) *clientcmdapi.Config {
 }
 
 // actorKubeconfig is one actor's kubeconfig: its own user entry (named after
-// the actor, with the actor's own certificate) on one apiserver.
-func actorKubeconfig(actor string, apiserver Actor, creds credentials) *clientcmdapi.Config {
+// the actor, with the actor's own certificate) and a cluster per apiserver,
+// the first (its preferred one) in the current context (named after the
+// actor), each other in a context "<actor>@<apiserver>". kubectl reaches the
+// preferred one; the actors' client (cluster/apiclient) fails over to the
+// others in this order.
+func actorKubeconfig(actor string, apiservers []Actor, creds credentials) *clientcmdapi.Config {
 	c := clientcmdapi.NewConfig()
 	c.AuthInfos[actor] = creds.authInfo()
-	c.Clusters[apiserver.Name] = creds.cluster(apiserver.Endpoint)
-	ctx := clientcmdapi.NewContext()
-	ctx.Cluster, ctx.AuthInfo = apiserver.Name, actor
-	c.Contexts[actor] = ctx
+	for i, a := range apiservers {
+		c.Clusters[a.Name] = creds.cluster(a.Endpoint)
+		ctx := clientcmdapi.NewContext()
+		ctx.Cluster, ctx.AuthInfo = a.Name, actor
+		name := actor
+		if i > 0 {
+			name = actor + "@" + a.Name
+		}
+		c.Contexts[name] = ctx
+	}
 	c.CurrentContext = actor
 	return c
 }
 
+// failoverOrder is every apiserver in cs (plan order), starting at
+// preferred and wrapping around, so the clients of one apiserver spread
+// over the others in turn.
+func failoverOrder(cs []Component, preferred string, serverURL func(string) string) []Actor {
+	var names []string
+	start := 0
+	for _, c := range cs {
+		if c.Role == RoleAPIServer {
+			if c.Name == preferred {
+				start = len(names)
+			}
+			names = append(names, c.Name)
+		}
+	}
+	if len(names) == 0 {
+		names = []string{preferred}
+	}
+	out := make([]Actor, 0, len(names))
+	for i := range names {
+		n := names[(start+i)%len(names)]
+		out = append(out, Actor{Name: n, Endpoint: serverURL(n)})
+	}
+	return out
+}
+
 // WriteKubeconfigs writes every apiserver client's own kubeconfig (its
 // Kubeconfig path, with its own certificate unless the cluster is
-// insecure) pointing at its APIServer, reached at serverURL(apiserver) —
+// insecure) preferring its APIServer and naming every other apiserver of cs
+// to fail over to, each reached at serverURL(apiserver) —
 // the URL as the component sees it. The files are written under stateDir
 // (as this process sees it) at the same relative paths.
 func WriteKubeconfigs(stateDir string, cs []Component, secure bool, serverURL func(apiserver string) string) error {
@@ -96,8 +132,8 @@ func WriteKubeconfigs(stateDir string, cs []Component, secure bool, serverURL fu
 		if err != nil {
 			return err
 		}
-		server := Actor{Name: c.APIServer, Endpoint: serverURL(c.APIServer)}
-		if err := clientcmd.WriteToFile(*actorKubeconfig(c.Name, server, creds), c.Kubeconfig); err != nil {
+		servers := failoverOrder(cs, c.APIServer, serverURL)
+		if err := clientcmd.WriteToFile(*actorKubeconfig(c.Name, servers, creds), c.Kubeconfig); err != nil {
 			return fmt.Errorf("write kubeconfig %s: %w", c.Kubeconfig, err)
 		}
 	}

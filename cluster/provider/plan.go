@@ -236,7 +236,8 @@ func Plan(t Topology, a Addressing) []Component {
 			Serve: PortAPI, Scheme: scheme, ReadyPath: "/readyz"})
 	}
 
-	// Every apiserver client talks to apiserver i mod N of its role.
+	// Every apiserver client prefers apiserver i mod N of its role and
+	// fails over to the others (its kubeconfig names them all).
 	index := map[Role]int{}
 	client := func(c Component) Component {
 		if len(apiservers) == 0 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/cluster/apiclient"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
@@ -245,7 +246,7 @@ func TestActorKubeconfigsCarryIdentities(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kc := actorKubeconfig(actors[a].Name, server, creds)
+		kc := actorKubeconfig(actors[a].Name, []Actor{server}, creds)
 		block, _ := pem.Decode(kc.AuthInfos[actors[a].Name].ClientCertificateData)
 		if block == nil {
 			t.Fatalf("%s: no client certificate", actors[a].Name)
@@ -272,5 +273,37 @@ func TestActorKubeconfigsCarryIdentities(t *testing.T) {
 		if !strings.Contains(string(tokens), ","+node+",") {
 			t.Errorf("hollow-nodes tokens have no line for %s:\n%s", node, tokens)
 		}
+	}
+}
+
+// TestActorKubeconfigsNameEveryAPIServer: an actor's kubeconfig prefers its
+// apiserver and names every other one after it, in plan order wrapping
+// around, which is the order its client fails over in.
+func TestActorKubeconfigsNameEveryAPIServer(t *testing.T) {
+	dir := t.TempDir()
+	cs := []Component{
+		{Name: "apiserver-0", Role: RoleAPIServer}, {Name: "apiserver-1", Role: RoleAPIServer}, {Name: "apiserver-2", Role: RoleAPIServer},
+		{Name: "scheduler-0", Role: RoleScheduler, APIServer: "apiserver-1", Kubeconfig: filepath.Join(dir, "kc", "scheduler-0")},
+	}
+	if err := WritePKI(dir, cs, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	port := map[string]string{"apiserver-0": "1000", "apiserver-1": "1001", "apiserver-2": "1002"}
+	if err := WriteKubeconfigs(dir, cs, true, func(n string) string { return "https://127.0.0.1:" + port[n] }); err != nil {
+		t.Fatal(err)
+	}
+	s, err := apiclient.Load(cs[3].Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(s.Hosts(), ","), "127.0.0.1:1001,127.0.0.1:1002,127.0.0.1:1000"; got != want {
+		t.Fatalf("failover order %s, want %s", got, want)
+	}
+	raw, err := clientcmd.LoadFromFile(cs[3].Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.CurrentContext != "scheduler-0" || raw.Contexts["scheduler-0"].Cluster != "apiserver-1" || raw.Contexts["scheduler-0@apiserver-0"] == nil {
+		t.Fatalf("contexts %v, current %s", raw.Contexts, raw.CurrentContext)
 	}
 }

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -15,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kstep-dev/kstep/cluster/apiclient"
 	"github.com/kstep-dev/kstep/cluster/leader"
 	"github.com/kstep-dev/kstep/cluster/scheduler/config"
 	"github.com/kstep-dev/kstep/cluster/trace"
@@ -81,12 +80,9 @@ func (o Options) LeaderConfig() leader.Config {
 // ctx ends.
 func Run(ctx context.Context, opts Options) error {
 	log := slog.Default().With("actor", "scheduler", "identity", opts.Identity)
-	if opts.Kubeconfig == "" {
-		return errors.New("--kubeconfig is required")
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	rc, err := apiclient.Config(ctx, opts.Kubeconfig, log)
 	if err != nil {
-		return fmt.Errorf("kubeconfig %s: %w", opts.Kubeconfig, err)
+		return err
 	}
 	rc.QPS, rc.Burst = opts.QPS, opts.Burst
 	rc.UserAgent = "kstep-scheduler/" + opts.Identity

@@ -36,7 +36,7 @@ Controllers: ` + strings.Join(manager.Names(), ", "),
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			rc, err := restConfig(kubeconfig)
+			rc, err := restConfig(ctx, kubeconfig)
 			if err != nil {
 				return err
 			}

@@ -46,7 +46,7 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 			if count <= 0 {
 				return errors.New("--count must be positive")
 			}
-			rc, err := restConfig(kubeconfig)
+			rc, err := restConfig(ctx, kubeconfig)
 			if err != nil {
 				return err
 			}

@@ -128,7 +128,7 @@ kubelet adopts them.`,
 			if hollow == (endpoint != "") {
 				return errors.New("exactly one of --container-runtime-endpoint and --hollow is required")
 			}
-			rc, err := restConfig(kubeconfig)
+			rc, err := restConfig(ctx, kubeconfig)
 			if err != nil {
 				return err
 			}

@@ -1,13 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kstep-dev/kstep/cluster/apiclient"
 	"github.com/kstep-dev/kstep/cluster/leader"
 )
 
@@ -28,16 +30,8 @@ func defaultIdentity(role string) string {
 	return fmt.Sprintf("%s-%s-%d", role, host, os.Getpid())
 }
 
-// restConfig loads a kubeconfig for an actor; actors talk to the apiserver
-// at high rates, so client-side throttling is off.
-func restConfig(path string) (*rest.Config, error) {
-	if path == "" {
-		return nil, fmt.Errorf("--kubeconfig is required")
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
-	}
-	cfg.QPS, cfg.Burst = -1, -1
-	return cfg, nil
+// restConfig loads a kubeconfig for an actor (client-side throttling off),
+// failing over between every apiserver it names until ctx ends.
+func restConfig(ctx context.Context, path string) (*rest.Config, error) {
+	return apiclient.Config(ctx, path, slog.Default())
 }

@@ -38,7 +38,7 @@ could not write its result files.`,
 			if err != nil {
 				return usageError{err}
 			}
-			rc, err := restConfig(kubeconfig)
+			rc, err := restConfig(cmd.Context(), kubeconfig)
 			if err != nil {
 				return usageError{err}
 			}

@@ -80,6 +80,13 @@ func (a *APIServer) Stop() {
 // and stops it at test cleanup. opts may be nil for the defaults.
 func StartAPIServer(t testing.TB, etcdURL string, mutate func(*apiserver.Options)) *APIServer {
 	t.Helper()
+	return StartAPIServerOn(t, etcdURL, "127.0.0.1:0", mutate)
+}
+
+// StartAPIServerOn is StartAPIServer listening on addr (to start an
+// apiserver again where a stopped one was).
+func StartAPIServerOn(t testing.TB, etcdURL, addr string, mutate func(*apiserver.Options)) *APIServer {
+	t.Helper()
 	opts := apiserver.DefaultOptions()
 	opts.Name = "test-apiserver"
 	opts.EtcdServers = []string{etcdURL}
@@ -96,7 +103,7 @@ func StartAPIServer(t testing.TB, etcdURL string, mutate func(*apiserver.Options
 	if err != nil {
 		t.Fatalf("apiserver: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}

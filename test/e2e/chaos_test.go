@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,8 +17,13 @@ import (
 // output and the report it wrote (nil if none).
 func runChaos(t *testing.T, timeout time.Duration, args ...string) (int, string, *chaos.Report) {
 	t.Helper()
+	return runChaosIn(t, t.TempDir(), timeout, args...)
+}
+
+// runChaosIn is runChaos writing its run directory to out.
+func runChaosIn(t *testing.T, out string, timeout time.Duration, args ...string) (int, string, *chaos.Report) {
+	t.Helper()
 	bin := binary(t)
-	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"chaos", "--out", out}, args...)...)
@@ -87,6 +93,60 @@ func TestChaosSmoke(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAPIServerDeadCostsNoNode is #17's promise, on every provider: the
+// apiserver every client prefers is SIGKILLed and left dead for 60 s, much
+// longer than the 8 s node grace period, under load. Every kubelet, hollow
+// node, controller-manager and scheduler fails over to the other apiserver:
+// no node goes NotReady, no pod is evicted, no write is lost.
+func TestAPIServerDeadCostsNoNode(t *testing.T) {
+	for _, prov := range []string{"process", "docker"} {
+		t.Run(prov, func(t *testing.T) {
+			if prov == "docker" {
+				needDocker(t)
+			}
+			out := t.TempDir()
+			code, stdout, rep := runChaosIn(t, out, 10*time.Minute, "--scenario", "apiserver-dead", "--gate", "ci", "--provider", prov)
+			if rep == nil {
+				t.Fatalf("exit %d, no report:\n%s", code, stdout)
+			}
+			if len(rep.Faults) != 1 || rep.Faults[0].Error != "" || rep.Faults[0].InjectedAt.IsZero() {
+				t.Fatalf("faults %+v", rep.Faults)
+			}
+			f := rep.Faults[0]
+			dead := f.UndoneAt.Sub(f.InjectedAt)
+			t.Logf("%s dead for %v: nodes NotReady %v, pods evicted %v, failed writes %d, longest write gap %.0f ms, longest wait %.0f ms",
+				strings.Join(f.Actors, ","), dead.Round(time.Millisecond), f.OtherNodesNotReady, f.OtherPodsEvicted, f.FailedWrites, f.WriteGapMS, f.LongestWaitMS)
+			if dead < 60*time.Second {
+				t.Errorf("the apiserver was dead for %v, want 60 s", dead)
+			}
+			if len(f.OtherNodesNotReady) != 0 || len(f.OtherPodsEvicted) != 0 {
+				t.Errorf("nodes NotReady %v, pods evicted %v; want none", f.OtherNodesNotReady, f.OtherPodsEvicted)
+			}
+			if code != 0 || !rep.Passed {
+				t.Fatalf("exit %d, passed %v; failed lines: %v\n%s", code, rep.Passed, chaos.Failed(rep.Verdicts), stdout)
+			}
+			// Not vacuous: the nodes that preferred the dead apiserver
+			// did fail over (their client logs each switch).
+			b, err := os.ReadFile(filepath.Join(out, "cluster", "logs", "hollow-nodes.log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), "failing over") {
+				t.Errorf("the hollow nodes' log shows no failover:\n%s", tail(string(b), 40))
+			}
+		})
+	}
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // TestChaosGateFails proves the gate can fail: with the ReplicaSet
