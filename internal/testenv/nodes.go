@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -72,6 +73,35 @@ func (n *Nodes) Pause(name string) {
 	n.mu.Lock()
 	n.paused[name] = true
 	n.mu.Unlock()
+}
+
+// Resume starts a paused node's kubelet again: it renews the Lease and, as
+// a kubelet's next status update would, reports Ready=True.
+func (n *Nodes) Resume(ctx context.Context, name string) error {
+	n.mu.Lock()
+	delete(n.paused, name)
+	n.mu.Unlock()
+	n.renew(ctx)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := n.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		cond := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now}
+		found := false
+		for i := range node.Status.Conditions {
+			if node.Status.Conditions[i].Type == corev1.NodeReady {
+				node.Status.Conditions[i], found = cond, true
+			}
+		}
+		if !found {
+			node.Status.Conditions = append(node.Status.Conditions, cond)
+		}
+		_, err = n.cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 func (n *Nodes) isPaused(name string) bool {

@@ -32,6 +32,8 @@ type Controller struct {
 	log      *slog.Logger
 	now      func() time.Time
 	opts     controller.Options
+	// disrupted: the last pass found every node unhealthy (full disruption).
+	disrupted bool
 }
 
 // New builds the controller on the context's informers.
@@ -83,10 +85,29 @@ func (c *Controller) monitor(ctx context.Context) {
 		return
 	}
 	now := c.now()
-	for _, node := range nodes {
-		lease, _ := c.leases.Leases(corev1.NamespaceNodeLease).Get(node.Name)
-		if err := c.checkHealth(ctx, node, lease, now); err != nil && !apierrors.IsConflict(err) {
+	leases := make([]*coordinationv1.Lease, len(nodes))
+	unhealthy := 0
+	for i, node := range nodes {
+		leases[i], _ = c.leases.Leases(corev1.NamespaceNodeLease).Get(node.Name)
+		if !healthy(node, leases[i], c.opts.NodeMonitorGracePeriod, now) {
+			unhealthy++
+		}
+	}
+	disrupted := fullDisruption(len(nodes), unhealthy)
+	if disrupted != c.disrupted {
+		if disrupted {
+			c.log.Warn("full disruption: every node is unhealthy; no NoExecute taints, no evictions until one is healthy again", "nodes", len(nodes))
+		} else {
+			c.log.Info("full disruption over", "nodes", len(nodes), "unhealthy", unhealthy)
+		}
+		c.disrupted = disrupted
+	}
+	for i, node := range nodes {
+		if err := c.checkHealth(ctx, node, leases[i], now, disrupted); err != nil && !apierrors.IsConflict(err) {
 			c.log.Warn("node health", "node", node.Name, "err", err)
+		}
+		if disrupted {
+			continue
 		}
 		if err := c.evict(ctx, node, now); err != nil {
 			c.log.Warn("evicting pods", "node", node.Name, "err", err)
@@ -94,7 +115,9 @@ func (c *Controller) monitor(ctx context.Context) {
 	}
 }
 
-func (c *Controller) checkHealth(ctx context.Context, node *corev1.Node, lease *coordinationv1.Lease, now time.Time) error {
+// checkHealth declares a stale node Ready=Unknown and sets the health taints
+// its Ready condition calls for (in full disruption, NoSchedule only).
+func (c *Controller) checkHealth(ctx context.Context, node *corev1.Node, lease *coordinationv1.Lease, now time.Time, disrupted bool) error {
 	if stale(node, lease, c.opts.NodeMonitorGracePeriod, now) {
 		if rc := readyCondition(node); rc == nil || rc.Status != corev1.ConditionUnknown {
 			cp := node.DeepCopy()
@@ -113,7 +136,11 @@ func (c *Controller) checkHealth(ctx context.Context, node *corev1.Node, lease *
 			node = updated
 		}
 	}
-	taints, changed := reconcileTaints(node.Spec.Taints, wantTaint(node), now)
+	effects := healthEffects
+	if disrupted {
+		effects = []corev1.TaintEffect{corev1.TaintEffectNoSchedule}
+	}
+	taints, changed := reconcileTaints(node.Spec.Taints, wantTaint(node), effects, now)
 	if !changed {
 		return nil
 	}

@@ -35,6 +35,23 @@ func stale(node *corev1.Node, lease *coordinationv1.Lease, grace time.Duration, 
 	return now.Sub(lastHeartbeat(node, lease)) > grace
 }
 
+// healthy reports a node whose heartbeat is fresh and whose Ready
+// condition is True.
+func healthy(node *corev1.Node, lease *coordinationv1.Lease, grace time.Duration, now time.Time) bool {
+	c := readyCondition(node)
+	return !stale(node, lease, grace, now) && c != nil && c.Status == corev1.ConditionTrue
+}
+
+// fullDisruption is upstream's full-disruption mode, for kstep's one zone:
+// when every node is unhealthy at once, the likelier cause is the control
+// plane or the network (an etcd out of space, every apiserver unreachable)
+// rather than every node dying together, and evicting would delete every
+// pod of the cluster. Upstream then stops evicting and lifts the NoExecute
+// taints; so does kstep, until a node is healthy again.
+func fullDisruption(nodes, unhealthy int) bool {
+	return nodes > 0 && unhealthy == nodes
+}
+
 // wantTaints returns the NoExecute health taint the node's Ready condition
 // calls for: unreachable for Unknown (or no condition), not-ready for False,
 // none for True.
@@ -60,15 +77,19 @@ var healthTaints = map[string]bool{corev1.TaintNodeUnreachable: true, corev1.Tai
 var healthEffects = []corev1.TaintEffect{corev1.TaintEffectNoExecute, corev1.TaintEffectNoSchedule}
 
 // reconcileTaints returns the node's taints with exactly the wanted health
-// taint (in both effects), keeping others; changed reports whether that
+// taint in exactly effects, keeping others; changed reports whether that
 // differs.
-func reconcileTaints(taints []corev1.Taint, want string, now time.Time) ([]corev1.Taint, bool) {
+func reconcileTaints(taints []corev1.Taint, want string, effects []corev1.TaintEffect, now time.Time) ([]corev1.Taint, bool) {
 	var out []corev1.Taint
 	have := map[corev1.TaintEffect]bool{}
+	wanted := map[corev1.TaintEffect]bool{}
+	for _, e := range effects {
+		wanted[e] = true
+	}
 	changed := false
 	for _, t := range taints {
 		if healthTaints[t.Key] && (t.Effect == corev1.TaintEffectNoExecute || t.Effect == corev1.TaintEffectNoSchedule) {
-			if t.Key == want {
+			if t.Key == want && wanted[t.Effect] {
 				have[t.Effect] = true
 				out = append(out, t)
 			} else {
@@ -81,7 +102,7 @@ func reconcileTaints(taints []corev1.Taint, want string, now time.Time) ([]corev
 	if want == "" {
 		return out, changed
 	}
-	for _, eff := range healthEffects {
+	for _, eff := range effects {
 		if !have[eff] {
 			added := nowMeta(now)
 			out = append(out, corev1.Taint{Key: want, Effect: eff, TimeAdded: &added})

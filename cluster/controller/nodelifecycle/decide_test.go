@@ -42,21 +42,30 @@ func TestReconcileTaints(t *testing.T) {
 	unreachNS := corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule}
 	u, nr := corev1.TaintNodeUnreachable, corev1.TaintNodeNotReady
 	cases := []struct {
-		name    string
-		node    *corev1.Node
-		want    []string
-		changed bool
+		name      string
+		node      *corev1.Node
+		want      []string
+		changed   bool
+		disrupted bool
 	}{
-		{"ready, none", nodeWith(corev1.ConditionTrue, other), []string{"dedicated"}, false},
-		{"unknown adds unreachable in both effects", nodeWith(corev1.ConditionUnknown, other), []string{"dedicated", u, u}, true},
-		{"unknown keeps unreachable", nodeWith(corev1.ConditionUnknown, unreach, unreachNS), []string{u, u}, false},
-		{"unknown adds the missing NoSchedule twin", nodeWith(corev1.ConditionUnknown, unreach), []string{u, u}, true},
-		{"false swaps to not-ready", nodeWith(corev1.ConditionFalse, unreach, unreachNS), []string{nr, nr}, true},
-		{"ready again removes", nodeWith(corev1.ConditionTrue, unreach, unreachNS, other), []string{"dedicated"}, true},
-		{"no condition is unreachable", nodeWith(""), []string{u, u}, true},
+		{"ready, none", nodeWith(corev1.ConditionTrue, other), []string{"dedicated"}, false, false},
+		{"unknown adds unreachable in both effects", nodeWith(corev1.ConditionUnknown, other), []string{"dedicated", u, u}, true, false},
+		{"unknown keeps unreachable", nodeWith(corev1.ConditionUnknown, unreach, unreachNS), []string{u, u}, false, false},
+		{"unknown adds the missing NoSchedule twin", nodeWith(corev1.ConditionUnknown, unreach), []string{u, u}, true, false},
+		{"false swaps to not-ready", nodeWith(corev1.ConditionFalse, unreach, unreachNS), []string{nr, nr}, true, false},
+		{"ready again removes", nodeWith(corev1.ConditionTrue, unreach, unreachNS, other), []string{"dedicated"}, true, false},
+		{"no condition is unreachable", nodeWith(""), []string{u, u}, true, false},
+		// Full disruption: NoSchedule only, the NoExecute twin lifted.
+		{"disrupted adds NoSchedule only", nodeWith(corev1.ConditionUnknown), []string{u}, true, true},
+		{"disrupted lifts NoExecute", nodeWith(corev1.ConditionUnknown, unreach, unreachNS), []string{u}, true, true},
+		{"disrupted keeps NoSchedule", nodeWith(corev1.ConditionUnknown, unreachNS), []string{u}, false, true},
 	}
 	for _, tc := range cases {
-		got, changed := reconcileTaints(tc.node.Spec.Taints, wantTaint(tc.node), t0)
+		effects := healthEffects
+		if tc.disrupted {
+			effects = []corev1.TaintEffect{corev1.TaintEffectNoSchedule}
+		}
+		got, changed := reconcileTaints(tc.node.Spec.Taints, wantTaint(tc.node), effects, t0)
 		var keys []string
 		for _, tt := range got {
 			keys = append(keys, tt.Key)
@@ -97,5 +106,29 @@ func TestEvictAt(t *testing.T) {
 		if must != tc.must || (must && !at.Equal(t0.Add(tc.at))) {
 			t.Errorf("%s: at %v must %v, want +%v %v", tc.name, at.Sub(t0), must, tc.at, tc.must)
 		}
+	}
+}
+
+func TestFullDisruption(t *testing.T) {
+	for _, tc := range []struct {
+		nodes, unhealthy int
+		want             bool
+	}{
+		{0, 0, false}, {3, 2, false}, {3, 3, true}, {1, 1, true}, {1, 0, false},
+	} {
+		if got := fullDisruption(tc.nodes, tc.unhealthy); got != tc.want {
+			t.Errorf("%d of %d unhealthy: full disruption %v, want %v", tc.unhealthy, tc.nodes, got, tc.want)
+		}
+	}
+	now := t0.Add(time.Minute)
+	fresh := &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: now.Add(-time.Second)}}}
+	if !healthy(nodeWith(corev1.ConditionTrue), fresh, 8*time.Second, now) {
+		t.Error("Ready with a fresh Lease: unhealthy")
+	}
+	if healthy(nodeWith(corev1.ConditionTrue), nil, 8*time.Second, now) {
+		t.Error("Ready but stale: healthy")
+	}
+	if healthy(nodeWith(corev1.ConditionUnknown), fresh, 8*time.Second, now) {
+		t.Error("Unknown with a fresh Lease: healthy")
 	}
 }

@@ -6,6 +6,12 @@
 // once their toleration of the taint runs out, so their controllers replace
 // them on healthy nodes. Taints come off when the node reports Ready again.
 //
+// Upstream's full-disruption mode: when every node is unhealthy at once (the
+// likelier cause is the control plane or the network: etcd out of space,
+// every apiserver unreachable), nodes are still declared Ready=Unknown and
+// tainted NoSchedule, but the NoExecute taints are lifted and no pod is
+// evicted until a node is healthy again.
+//
 // Its decisions (which node is stale, which taints a node needs, when a pod
 // must go) are pure functions of the objects and the clock; the controller
 // only reads caches and writes the results through the apiserver.

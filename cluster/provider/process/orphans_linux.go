@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,7 +19,9 @@ import (
 // its containerd shims, and under them its containers, alive — by design,
 // as upstream, so that a restarted node finds them. Down does not restart
 // it, so they are found by their shim's -address (a socket under stateDir)
-// and killed, children first.
+// and killed, children first. Then what they leave mounted under stateDir
+// (container root filesystems, /dev/shm, network namespaces) is unmounted,
+// so the state directory can be removed.
 func reapOrphanPods(stateDir string) error {
 	dir, err := filepath.Abs(stateDir)
 	if err != nil {
@@ -46,7 +49,57 @@ func reapOrphanPods(stateDir string) error {
 			}
 		}
 	}
+	if err := unmountUnder(dir); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// unmountUnder lazily unmounts every mount point below dir, deepest first.
+func unmountUnder(dir string) error {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return fmt.Errorf("reap mounts: %w", err)
+	}
+	var points []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		// Field 5 is the mount point, with space, tab, newline and
+		// backslash octal-escaped.
+		mp := unescapeMount(f[4])
+		if strings.HasPrefix(mp, dir+"/") {
+			points = append(points, mp)
+		}
+	}
+	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
+	var errs []error
+	for _, mp := range points {
+		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", mp, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func unescapeMount(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var out strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				out.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		out.WriteByte(s[i])
+	}
+	return out.String()
 }
 
 // processTree maps every process's parent to its children, from /proc.
