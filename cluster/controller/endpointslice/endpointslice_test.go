@@ -190,7 +190,6 @@ func TestEndpointSlices(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := c.namespace(t)
-	svc := c.service(t, ns, "web", httpService("web"))
 	const n = 250
 	names := make([]string, n)
 	for i := range n {
@@ -198,6 +197,26 @@ func TestEndpointSlices(t *testing.T) {
 		c.createPod(t, ns, names[i], "web", 8080, true)
 	}
 	c.createPod(t, ns, "other", "other", 8080, false)
+	// The Service comes once every pod runs with its address, so the
+	// controller's first sync sees all 250 and packs them 100, 100, 50.
+	// Created before, it would see them arrive in batches of any size, and
+	// (as upstream) slices filled batch by batch end up in other sizes.
+	eventually(t, 30*time.Second, "250 pods running with an address", func() (bool, error) {
+		l, err := c.cs.CoreV1().Pods(ns).List(c.ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return false, err
+		}
+		running := 0
+		for _, p := range l.Items {
+			for _, cond := range p.Status.Conditions {
+				if p.Status.PodIP != "" && cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+					running++
+				}
+			}
+		}
+		return running == n, nil
+	})
+	svc := c.service(t, ns, "web", httpService("web"))
 
 	t.Run("250 pods: 3 slices of 100, 100 and 50", func(t *testing.T) {
 		v := c.waitView(t, ns, svc, ManagedBy, "250 ready endpoints", func(v view) error {
