@@ -61,6 +61,12 @@ func storageError(err error, gr schema.GroupResource, name string) error {
 		// Never a conflict: after an unanswered attempt nobody knows
 		// whether the write applied, and 409 would say it did not.
 		return apierrors.NewTimeoutError(fmt.Sprintf("etcd did not answer in time (%v); try again", err), 1)
+	case errors.Is(err, storage.ErrNoSpace):
+		// 507, as WebDAV's Insufficient Storage; upstream answers 500 with
+		// the same etcd message.
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInsufficientStorage,
+			Reason: metav1.StatusReasonInternalError, Details: &metav1.StatusDetails{Group: gr.Group, Kind: gr.Resource, Name: name},
+			Message: storage.ErrNoSpace.Error() + ": etcd's space quota is full; writes fail until etcd is compacted, defragmented and its NOSPACE alarm disarmed"}}
 	case errors.Is(err, storage.ErrTooLarge):
 		return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %v", err), 1)
 	}

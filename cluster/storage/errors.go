@@ -15,4 +15,9 @@ var (
 	ErrCompacted = errors.New("revision compacted")
 	// ErrTooLarge: a revision asked for is newer than the store reached in time.
 	ErrTooLarge = errors.New("resource version too large")
+	// ErrNoSpace: etcd refused a write because its space quota is full (its
+	// NOSPACE alarm is raised); reads still work. Writes fail until the
+	// history is compacted, the members defragmented and the alarm
+	// disarmed. The message is etcd's own.
+	ErrNoSpace = errors.New("etcdserver: mvcc: database space exceeded")
 )

@@ -72,6 +72,15 @@ func retriable(err error) bool {
 	return false
 }
 
+// noSpace reports etcd refusing a write for its space quota.
+func noSpace(err error) bool {
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return errors.Is(ee, rpctypes.ErrNoSpace)
+	}
+	return errors.Is(rpctypes.Error(err), rpctypes.ErrNoSpace)
+}
+
 // errNotOurs ends a retried write whose precondition failed and whose key
 // was written by someone else, or by nobody etcd can still name.
 var errNotOurs = errors.New("not ours")
@@ -117,6 +126,8 @@ func (s *Store) do(ctx context.Context, opName, key string, op func(ctx context.
 			return fmt.Errorf("%s %s: another attempt may have applied: %w", opName, key, ErrUnavailable)
 		case ctx.Err() != nil:
 			return fmt.Errorf("etcd %s %s: %w", opName, key, ctx.Err())
+		case noSpace(err):
+			return fmt.Errorf("etcd %s %s: %w", opName, key, ErrNoSpace)
 		case !retriable(err):
 			return err
 		}

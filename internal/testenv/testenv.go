@@ -34,6 +34,12 @@ func FreePort(t testing.TB) int {
 // and returns its client URL and a client.
 func Etcd(t testing.TB) (string, *clientv3.Client) {
 	t.Helper()
+	return EtcdWith(t, nil)
+}
+
+// EtcdWith is Etcd with its configuration changed by mutate (nil: none).
+func EtcdWith(t testing.TB, mutate func(*etcd.Config)) (string, *clientv3.Client) {
+	t.Helper()
 	cfg := etcd.DefaultConfig()
 	cfg.Name = "test"
 	cfg.DataDir = t.TempDir()
@@ -42,6 +48,9 @@ func Etcd(t testing.TB) (string, *clientv3.Client) {
 	cfg.ListenClientURLs, cfg.AdvertiseClientURLs = []string{client}, []string{client}
 	cfg.ListenPeerURLs, cfg.AdvertisePeerURLs = []string{peer}, []string{peer}
 	cfg.InitialCluster = "test=" + peer
+	if mutate != nil {
+		mutate(&cfg)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	m, err := etcd.Start(ctx, cfg)
