@@ -230,12 +230,48 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if err := s.Ready(r.Context()); err != nil {
+	err := s.Ready(r.Context())
+	if _, verbose := r.URL.Query()["verbose"]; verbose {
+		s.serveReadyVerbose(w, r, err)
+		return
+	}
+	if err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = fmt.Fprintf(w, "[-]%v\nreadyz check failed\n", err)
 		return
 	}
 	_, _ = w.Write([]byte("ok"))
+}
+
+// serveReadyVerbose is /readyz?verbose: the readiness check and, shown only
+// here, etcd's space. A NOSPACE alarm never fails readiness: every
+// apiserver shares the etcd, so it would take them all out of rotation at
+// once, reads included, while only writes are refused.
+func (s *Server) serveReadyVerbose(w http.ResponseWriter, r *http.Request, readyErr error) {
+	var b strings.Builder
+	if readyErr != nil {
+		fmt.Fprintf(&b, "[-]ready failed: %v\n", readyErr)
+	} else {
+		b.WriteString("[+]ready ok\n")
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	ids, err := s.store.NoSpaceAlarms(ctx)
+	cancel()
+	switch {
+	case err != nil:
+		fmt.Fprintf(&b, "[?]etcd-space unknown: %v (informational: readiness unaffected)\n", err)
+	case len(ids) > 0:
+		fmt.Fprintf(&b, "[-]etcd-space: NOSPACE alarm raised on %d member(s): etcd refuses writes until compacted, defragmented and disarmed (kstep etcd recover) (informational: readiness unaffected)\n", len(ids))
+	default:
+		b.WriteString("[+]etcd-space ok\n")
+	}
+	if readyErr != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		b.WriteString("readyz check failed\n")
+	} else {
+		b.WriteString("readyz check passed\n")
+	}
+	_, _ = w.Write([]byte(b.String()))
 }
 
 func newStore(cli *clientv3.Client, reg prometheus.Registerer, r storage.Retry) *storage.Store {
