@@ -26,7 +26,9 @@ up to the current revision, defragment each member in turn, then disarm
 the NOSPACE alarms. Objects are untouched (compaction drops superseded
 versions only); watches resuming from before the compaction get 410 and
 relist. Each member's database size and size in use are printed before
-and after.
+and after. When the objects themselves fill the quota (in use after
+recovery close to --quota-backend-bytes), the alarm comes back with the next
+write: raise the members' quota or delete objects.
 
 Exit status: 0 recovered, 1 a step failed (named), 2 bad flags.`,
 		Args: cobra.NoArgs,
