@@ -112,6 +112,11 @@ type Options struct {
 	// history for watches that resume and lists at a past revision. 0:
 	// never (the chaos engine holds compaction for its history checks).
 	EtcdCompactionInterval time.Duration
+	// EtcdDefragThreshold: after a compaction it did, the apiserver
+	// defragments each member whose file is more than this share unused
+	// and at least EtcdDefragMinBytes large (0: never).
+	EtcdDefragThreshold float64
+	EtcdDefragMinBytes  int64
 }
 
 // authenticates reports whether callers must prove who they are.
@@ -151,5 +156,7 @@ func DefaultOptions() Options {
 		EndpointLeaseTTL: 15 * time.Second,
 		// upstream's --etcd-compaction-interval.
 		EtcdCompactionInterval: 5 * time.Minute,
+		EtcdDefragThreshold:    0.5,
+		EtcdDefragMinBytes:     64 << 20,
 	}
 }

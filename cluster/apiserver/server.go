@@ -190,7 +190,8 @@ func (s *Server) Start(ctx context.Context) {
 		go c.Run(ctx)
 	}
 	go s.bootstrap(ctx)
-	go s.store.Compact(ctx, s.opts.EtcdCompactionInterval, s.log)
+	go s.store.Compact(ctx, storage.Compaction{Interval: s.opts.EtcdCompactionInterval,
+		DefragThreshold: s.opts.EtcdDefragThreshold, DefragMinBytes: s.opts.EtcdDefragMinBytes}, s.log)
 	if s.opts.authenticates() && contains(s.opts.AuthorizationModes, ModeRBAC) {
 		go func() {
 			s.bootstrapRBAC(ctx)

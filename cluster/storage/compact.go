@@ -14,6 +14,18 @@ import (
 // to, its version counts the compactions.
 const CompactRevKey = "compact_rev_key"
 
+// Compaction is the compactor's policy.
+type Compaction struct {
+	// Interval between compactions; <= 0: never.
+	Interval time.Duration
+	// After a compaction it did, the compactor defragments every member
+	// whose file is more than DefragThreshold unused (0: never) and at
+	// least DefragMinBytes large, one member at a time (each blocks while
+	// it rewrites its file).
+	DefragThreshold float64
+	DefragMinBytes  int64
+}
+
 // Compact runs upstream's compactor until ctx ends: every interval it
 // compacts etcd to the revision it saw one interval earlier, so the last
 // interval of history stays for watches that resume and lists at a past
@@ -21,7 +33,8 @@ const CompactRevKey = "compact_rev_key"
 // CompactRevKey's version lets exactly one of them compact each interval
 // (the others see the version moved and adopt it). interval <= 0: never.
 // It returns the number of compactions this process did (for tests).
-func (s *Store) Compact(ctx context.Context, interval time.Duration, log *slog.Logger) int {
+func (s *Store) Compact(ctx context.Context, c Compaction, log *slog.Logger) int {
+	interval := c.Interval
 	if interval <= 0 {
 		return 0
 	}
@@ -48,6 +61,11 @@ func (s *Store) Compact(ctx context.Context, interval time.Duration, log *slog.L
 		if did {
 			done++
 			log.Debug("etcd compacted", "rev", rev)
+			if c.DefragThreshold > 0 {
+				if err := s.defragFragmented(ctx, c.DefragThreshold, c.DefragMinBytes, log); err != nil && ctx.Err() == nil {
+					log.Warn("etcd defragmentation", "err", err)
+				}
+			}
 		}
 		version, rev = v, cur
 	}

@@ -41,7 +41,7 @@ func TestCompactorsShareTheWork(t *testing.T) {
 	start := time.Now()
 	for i := range counts {
 		s := storage.NewStore(cli, nil)
-		wg.Go(func() { counts[i] = s.Compact(ctx, interval, log) })
+		wg.Go(func() { counts[i] = s.Compact(ctx, storage.Compaction{Interval: interval}, log) })
 	}
 	time.Sleep(10*interval + interval/2)
 	cancel()
@@ -73,4 +73,56 @@ func TestCompactorsShareTheWork(t *testing.T) {
 		}
 	}
 	t.Logf("%d compactions by two compactors in %d intervals of %v (%v each); compacted to %s", total, ticks, interval, counts, resp.Kvs[0].Value)
+}
+
+// After a compaction it did, the compactor defragments a member whose file
+// is mostly unused: the file shrinks to about what is in use. Below the
+// size floor it leaves the member alone.
+func TestCompactorDefragments(t *testing.T) {
+	_, cli := testenv.Etcd(t)
+	bg := context.Background()
+	value := string(make([]byte, 64<<10))
+	for i := range 160 { // 10 MiB of history over 4 keys
+		if _, err := cli.Put(bg, fmt.Sprintf("/registry/big/%d", i%4), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := storage.NewStore(cli, nil)
+	space := func() storage.MemberSpace {
+		ms, err := s.Space(bg)
+		if err != nil || len(ms) != 1 {
+			t.Fatalf("space: %v %v", ms, err)
+		}
+		return ms[0]
+	}
+	before := space()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	run := func(c storage.Compaction) {
+		ctx, cancel := context.WithTimeout(bg, 2*time.Second)
+		defer cancel()
+		// The first interval records a revision, the second compacts
+		// to it (and defragments); keep writing so there is a next one.
+		go func() {
+			for ctx.Err() == nil {
+				_, _ = cli.Put(ctx, "/registry/tick", "v")
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+		s.Compact(ctx, c, log)
+	}
+	run(storage.Compaction{Interval: 300 * time.Millisecond, DefragThreshold: 0.5, DefragMinBytes: 1 << 30})
+	floor := space()
+	if floor.DBSize < before.DBSize {
+		t.Fatalf("defragmented below the size floor: %d → %d bytes", before.DBSize, floor.DBSize)
+	}
+	if floor.Fragmentation() < 0.5 {
+		t.Fatalf("after compaction only %.0f%% of the file is unused; the test wants a fragmented file", 100*floor.Fragmentation())
+	}
+	run(storage.Compaction{Interval: 300 * time.Millisecond, DefragThreshold: 0.5, DefragMinBytes: 1 << 20})
+	after := space()
+	t.Logf("db %d bytes (%d in use) → compacted %d (%.0f%% unused) → defragmented %d (%d in use)", before.DBSize, before.DBSizeInUse,
+		floor.DBSize, 100*floor.Fragmentation(), after.DBSize, after.DBSizeInUse)
+	if after.DBSize > floor.DBSize/2 {
+		t.Fatalf("not defragmented: %d → %d bytes", floor.DBSize, after.DBSize)
+	}
 }

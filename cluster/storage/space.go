@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -117,4 +118,26 @@ func (s *Store) Recover(ctx context.Context, log *slog.Logger) (Recovery, error)
 		return r, err
 	}
 	return r, nil
+}
+
+// defragFragmented defragments, one at a time, the members whose file is
+// more than threshold unused and at least minBytes large.
+func (s *Store) defragFragmented(ctx context.Context, threshold float64, minBytes int64, log *slog.Logger) error {
+	ms, err := s.Space(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Fragmentation() <= threshold || m.DBSize < minBytes {
+			continue
+		}
+		start := time.Now()
+		if _, err := s.cli.Defragment(ctx, m.Endpoint); err != nil {
+			return fmt.Errorf("defragment %s: %w", m.Endpoint, err)
+		}
+		s.defrags.Inc()
+		log.Info("etcd member defragmented", "endpoint", m.Endpoint, "db", m.DBSize, "inUse", m.DBSizeInUse,
+			"fragmented", fmt.Sprintf("%.0f%%", 100*m.Fragmentation()), "took", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
 }

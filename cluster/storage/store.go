@@ -25,12 +25,14 @@ type Store struct {
 	cli     *clientv3.Client
 	latency *prometheus.HistogramVec
 	retries *prometheus.CounterVec
+	defrags prometheus.Counter
 	retry   Retry
 }
 
 // NewStore wraps an etcd client, with DefaultRetry. reg may be nil; when
 // set, the store registers etcd_request_duration_seconds{operation,type}
-// and kstep_etcd_retried_requests_total{operation,outcome} on it.
+// kstep_etcd_retried_requests_total{operation,outcome} and
+// kstep_etcd_defragmentations_total on it.
 func NewStore(cli *clientv3.Client, reg prometheus.Registerer) *Store {
 	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "etcd_request_duration_seconds",
@@ -41,10 +43,14 @@ func NewStore(cli *clientv3.Client, reg prometheus.Registerer) *Store {
 		Name: "kstep_etcd_retried_requests_total",
 		Help: "etcd operations that needed more than one attempt, by how they ended: answered (by a later attempt, or found applied), unknown (a failed precondition after an unanswered attempt, not this write's doing as far as etcd can tell), unavailable (no answer within the budget).",
 	}, []string{"operation", "outcome"})
+	d := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "kstep_etcd_defragmentations_total",
+		Help: "etcd members this apiserver defragmented after a compaction, their file more than --etcd-defrag-threshold unused.",
+	})
 	if reg != nil {
-		reg.MustRegister(h, r)
+		reg.MustRegister(h, r, d)
 	}
-	return &Store{cli: cli, latency: h, retries: r, retry: DefaultRetry}
+	return &Store{cli: cli, latency: h, retries: r, defrags: d, retry: DefaultRetry}
 }
 
 // SetRetry sets the attempt and budget bounds (before the store is used).

@@ -61,6 +61,8 @@ stateless: several run side by side on the same etcd cluster.`,
 	f.StringVar(&opts.AuditLevel, "audit-policy-level", opts.AuditLevel, "what the audit log records of every request: None, Metadata or Request (Metadata plus the JSON request body)")
 	f.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", opts.ReadHeaderTimeout, "how long a client may take to send its request headers")
 	f.DurationVar(&opts.BodyReadTimeout, "body-read-timeout", opts.BodyReadTimeout, "how long a client may take to send its request body")
+	f.Float64Var(&opts.EtcdDefragThreshold, "etcd-defrag-threshold", opts.EtcdDefragThreshold, "after a compaction it did, defragment each etcd member whose file is more than this share unused (0: never), one member at a time")
+	f.Int64Var(&opts.EtcdDefragMinBytes, "etcd-defrag-min-bytes", opts.EtcdDefragMinBytes, "defragment only members whose file is at least this large")
 	f.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "how often etcd is compacted to the revision of one interval earlier (one apiserver compacts each interval); 0: never")
 	f.StringVar(&opts.AdvertiseAddress, "advertise-address", "", "IPv4 address the default/kubernetes Service's endpoints list for this apiserver (default: the address --listen binds, or the host's first non-loopback IPv4 address when that is every address)")
 	f.Int32Var(&opts.AdvertisePort, "advertise-port", 0, "port the default/kubernetes Service's endpoints list for this apiserver (default: --link-listen's port when set, else --listen's)")
