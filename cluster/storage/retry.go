@@ -81,6 +81,45 @@ func noSpace(err error) bool {
 	return errors.Is(rpctypes.Error(err), rpctypes.ErrNoSpace)
 }
 
+// NOSPACE is not always "not applied": until its alarm is raised (through
+// raft, a moment later), etcd's quota applier applies each write over the
+// quota and answers NOSPACE all the same; once it is raised, writes are
+// refused unapplied. A write answered NOSPACE is therefore settled by
+// reading, never by writing again: applied is success.
+
+// settleCreate reports the revision of a create answered NOSPACE if it was
+// applied after all (0 if it was not).
+func (s *Store) settleCreate(ctx context.Context, key string, value []byte) (int64, error) {
+	resp, err := s.cli.Get(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, nil
+	}
+	rev, err := s.createdBy(ctx, key, resp.Kvs[0], value)
+	if errors.Is(err, errNotOurs) {
+		return 0, nil
+	}
+	return rev, err
+}
+
+// settleSwap is settleCreate for a write conditional on modRev.
+func (s *Store) settleSwap(ctx context.Context, key string, modRev int64, value []byte) (int64, error) {
+	resp, err := s.cli.Get(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if len(resp.Kvs) == 1 && resp.Kvs[0].ModRevision == modRev {
+		return 0, nil // unchanged: not applied
+	}
+	rev, err := s.changedBy(ctx, key, modRev, value)
+	if errors.Is(err, errNotOurs) {
+		return 0, nil
+	}
+	return rev, err
+}
+
 // errNotOurs ends a retried write whose precondition failed and whose key
 // was written by someone else, or by nobody etcd can still name.
 var errNotOurs = errors.New("not ours")

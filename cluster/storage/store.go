@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -105,6 +106,13 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 		rev, err = s.createdBy(ctx, key, elseKV(resp), value)
 		return err
 	})
+	if errors.Is(err, ErrNoSpace) {
+		if r, serr := s.settleCreate(ctx, key, value); serr != nil {
+			return 0, fmt.Errorf("%w (and reading whether it applied: %v)", err, serr)
+		} else if r != 0 {
+			return r, nil
+		}
+	}
 	return rev, err
 }
 
@@ -169,6 +177,13 @@ func (s *Store) swap(ctx context.Context, opName, key string, then clientv3.Op, 
 		cur = currentFromElse(key, resp)
 		return conflictOrGone(key, resp)
 	})
+	if errors.Is(err, ErrNoSpace) && value != nil {
+		if r, serr := s.settleSwap(ctx, key, modRev, value); serr != nil {
+			err = fmt.Errorf("%w (and reading whether it applied: %v)", err, serr)
+		} else if r != 0 {
+			return r, KV{}, nil
+		}
+	}
 	if err != nil {
 		return 0, cur, err
 	}
