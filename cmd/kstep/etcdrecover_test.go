@@ -58,9 +58,16 @@ func TestEtcdRecoverCommand(t *testing.T) {
 	}
 	for k := range 4 {
 		resp, err := cli.Get(ctx, fmt.Sprintf("/registry/fill/%d", k))
-		last := written - 1 - (written-1-k)%4 // the last write to key k
-		if err != nil || len(resp.Kvs) != 1 || !strings.HasPrefix(string(resp.Kvs[0].Value), fmt.Sprint(last)+"v") {
-			t.Errorf("key %d after recovery: %v, want the value of write %d", k, err, last)
+		last := written - 1 - (written-1-k)%4 // the last write to key k acknowledged
+		ok := err == nil && len(resp.Kvs) == 1 && strings.HasPrefix(string(resp.Kvs[0].Value), fmt.Sprint(last)+"v")
+		if !ok && written%4 == k && err == nil && len(resp.Kvs) == 1 {
+			// etcd applies the write that crosses the quota and answers
+			// it NOSPACE (the store settles that by reading back; this
+			// test talks to etcd directly).
+			ok = strings.HasPrefix(string(resp.Kvs[0].Value), fmt.Sprint(written)+"v")
+		}
+		if !ok {
+			t.Errorf("key %d after recovery: %v, want the value of write %d (or of the refused %d)", k, err, last, written)
 		}
 	}
 }
