@@ -23,6 +23,9 @@ const (
 	etcdSlowApplies   = "etcd_server_slow_apply_total"
 	etcdFsync         = "etcd_disk_wal_fsync_duration_seconds"
 	etcdBackendCommit = "etcd_disk_backend_commit_duration_seconds"
+	etcdDBSize        = "etcd_mvcc_db_total_size_in_bytes"
+	etcdDBInUse       = "etcd_mvcc_db_total_size_in_use_in_bytes"
+	etcdKeys          = "etcd_debugging_mvcc_keys_total"
 )
 
 // etcdSnapshot is every etcd member's metric families at one moment, by
@@ -92,6 +95,14 @@ func etcdStats(before, after etcdSnapshot) []results.EtcdMember {
 			FsyncP50MS:         1000 * fsync.quantile(0.50),
 			FsyncP99MS:         1000 * fsync.quantile(0.99),
 			BackendCommitP99MS: 1000 * commit.quantile(0.99),
+			DBSizeBefore:       int64(scalar(b, etcdDBSize)),
+			DBSizeAfter:        int64(scalar(a, etcdDBSize)),
+			DBInUseBefore:      int64(scalar(b, etcdDBInUse)),
+			DBInUseAfter:       int64(scalar(a, etcdDBInUse)),
+			Keys:               int64(scalar(a, etcdKeys)),
+		}
+		if m.Keys > 0 {
+			m.BytesPerKey = float64(m.DBInUseAfter) / float64(m.Keys)
 		}
 		out = append(out, m)
 	}

@@ -65,3 +65,23 @@ func TestEtcdStats(t *testing.T) {
 		t.Errorf("member without a before snapshot: %+v", e3)
 	}
 }
+
+// The database figures are gauges: read, not differenced; bytes per key is
+// in use after over the keys after.
+func TestEtcdStatsDatabase(t *testing.T) {
+	db := func(size, inUse, keys float64) map[string]*dto.MetricFamily {
+		fams, err := parseMetrics(strings.NewReader(fmt.Sprintf(
+			"# TYPE etcd_mvcc_db_total_size_in_bytes gauge\netcd_mvcc_db_total_size_in_bytes %g\n"+
+				"# TYPE etcd_mvcc_db_total_size_in_use_in_bytes gauge\netcd_mvcc_db_total_size_in_use_in_bytes %g\n"+
+				"# TYPE etcd_debugging_mvcc_keys_total gauge\netcd_debugging_mvcc_keys_total %g\n", size, inUse, keys)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fams
+	}
+	got := etcdStats(etcdSnapshot{"etcd-0": db(1<<20, 1<<19, 10)}, etcdSnapshot{"etcd-0": db(8<<20, 4<<20, 2048)})
+	m := got[0]
+	if m.DBSizeBefore != 1<<20 || m.DBInUseBefore != 1<<19 || m.DBSizeAfter != 8<<20 || m.DBInUseAfter != 4<<20 || m.Keys != 2048 || m.BytesPerKey != 2048 {
+		t.Errorf("database figures %+v", m)
+	}
+}

@@ -84,6 +84,10 @@ func HTML(r *Run) string {
 	if len(r.Etcd) > 0 {
 		b.WriteString("<h2>etcd during the load</h2><p>Each member's own /metrics, read before and after the load. Leader changes in a run without faults mean elections under load.</p>")
 		htmlTable(&b, etcdHeader, etcdRows(r))
+		if rows := etcdDBRows(r); len(rows) > 0 {
+			b.WriteString("<p>Each member's database before and after the load: the file, what its live pages take, bytes in use per key.</p>")
+			htmlTable(&b, etcdDBHeader, rows)
+		}
 	}
 	if len(r.Actors) > 0 {
 		b.WriteString("<h2>Actors: CPU and memory</h2>")

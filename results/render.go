@@ -171,6 +171,11 @@ func Table(w io.Writer, r *Run) error {
 		if err := termTable(w, etcdHeader, etcdRows(r)); err != nil {
 			return err
 		}
+		if rows := etcdDBRows(r); len(rows) > 0 {
+			if err := termTable(w, etcdDBHeader, rows); err != nil {
+				return err
+			}
+		}
 	}
 	if len(r.Actors) > 0 {
 		fmt.Fprintln(w, "\nactors:")
@@ -452,6 +457,21 @@ func etcdRows(r *Run) [][]string {
 	return out
 }
 
+func etcdDBRows(r *Run) [][]string {
+	mib := func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
+	var out [][]string
+	for _, m := range r.Etcd {
+		if m.DBSizeAfter == 0 {
+			continue // an older run, or a member whose metrics lacked the gauges
+		}
+		out = append(out, []string{m.Name, mib(m.DBSizeBefore), mib(m.DBInUseBefore), mib(m.DBSizeAfter), mib(m.DBInUseAfter),
+			fmt.Sprint(m.Keys), fmt.Sprintf("%.0f", m.BytesPerKey)})
+	}
+	return out
+}
+
+var etcdDBHeader = []any{"member", "db before MiB", "in use before MiB", "db after MiB", "in use after MiB", "keys", "bytes/key in use"}
+
 var etcdHeader = []any{"member", "role", "leader changes", "proposals", "failed", "heartbeat failures", "slow applies", "wal fsyncs", "fsync p50 ms", "fsync p99 ms", "commit p99 ms"}
 
 func writeEtcdMD(b *strings.Builder, r *Run) {
@@ -460,6 +480,10 @@ func writeEtcdMD(b *strings.Builder, r *Run) {
 	}
 	b.WriteString("\n## etcd during the load\n\nEach member's own `/metrics`, read before and after the load. Leader changes in a run without faults mean elections under load: the Raft timing is too tight for the machine.\n\n")
 	mdTable(b, etcdHeader, etcdRows(r))
+	if rows := etcdDBRows(r); len(rows) > 0 {
+		b.WriteString("\nEach member's database before and after the load: the file, what its live pages take, and bytes in use per key. A file far larger than in use is fragmented (the apiservers defragment after compacting).\n\n")
+		mdTable(b, etcdDBHeader, rows)
+	}
 }
 
 func mdTable(b *strings.Builder, header []any, rows [][]string) {

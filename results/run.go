@@ -130,6 +130,16 @@ type EtcdMember struct {
 	FsyncP50MS         float64 `json:"wal_fsync_p50_ms"`
 	FsyncP99MS         float64 `json:"wal_fsync_p99_ms"`
 	BackendCommitP99MS float64 `json:"backend_commit_p99_ms"`
+	// The member's database before and after the load (etcd's
+	// etcd_mvcc_db_total_size_in_bytes and …_in_use_in_bytes): the file
+	// and what its live pages take. Keys is etcd's key count after
+	// (etcd_debugging_mvcc_keys_total), BytesPerKey in use after / Keys.
+	DBSizeBefore  int64   `json:"db_size_before"`
+	DBSizeAfter   int64   `json:"db_size_after"`
+	DBInUseBefore int64   `json:"db_in_use_before"`
+	DBInUseAfter  int64   `json:"db_in_use_after"`
+	Keys          int64   `json:"keys"`
+	BytesPerKey   float64 `json:"bytes_per_key"`
 }
 
 // Disruption is something a healthy run never shows, seen during the load:
