@@ -39,7 +39,8 @@
 // apiserver also runs upstream's etcd compactor (storage.Compact) on
 // --etcd-compaction-interval. A watch whose client stops reading is closed
 // after --watch-stall-timeout (read.go), and each watch cache's ring is
-// bounded by bytes as well as events.
+// bounded by bytes as well as events. etcd out of space (NOSPACE) is a 507
+// with etcd's message; /readyz stays ready and /readyz?verbose names it.
 //
 // Object state lives in etcd only; the watch caches are derived from it.
 // This package must not run any controller logic (replica counts,
