@@ -32,15 +32,13 @@ func (m MemberSpace) Fragmentation() float64 {
 
 // Space reads every endpoint's Status and the cluster's alarms.
 func (s *Store) Space(ctx context.Context) ([]MemberSpace, error) {
-	alarms, err := s.cli.AlarmList(ctx)
+	ids, err := s.NoSpaceAlarms(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("etcd alarms: %w", err)
+		return nil, err
 	}
 	nospace := map[uint64]bool{}
-	for _, a := range alarms.Alarms {
-		if a.Alarm == etcdserverpb.AlarmType_NOSPACE {
-			nospace[a.MemberID] = true
-		}
+	for _, id := range ids {
+		nospace[id] = true
 	}
 	var out []MemberSpace
 	for _, ep := range s.cli.Endpoints() {
