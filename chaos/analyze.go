@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -49,6 +50,16 @@ type FaultResult struct {
 	// outside Nodes ("namespace/name on node"): a fault that costs the
 	// workload what only a lost node should.
 	OtherPodsEvicted []string `json:"other_pods_evicted,omitempty"`
+	// WriteErrors are the probe writes that failed in the fault's window,
+	// by their last answer ("507 <message>", or "no answer": a timeout or
+	// a broken connection).
+	WriteErrors map[string]int `json:"write_errors,omitempty"`
+	// UnclearErrors, of a fill fault, are the failed probe writes whose
+	// last answer was not etcd's NOSPACE refusal: a client could not tell
+	// them from an outage.
+	UnclearErrors int `json:"unclear_errors"`
+	// Fill is what a fill fault wrote and how the cluster recovered.
+	Fill *FillResult `json:"fill,omitempty"`
 	// Steps are step latencies before, during and after the fault.
 	Steps []StepWindow `json:"steps,omitempty"`
 }
@@ -126,12 +137,7 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 	var recovered time.Time
 	switch e.Recovery {
 	case RecoverWrite:
-		for _, w := range h.Writes {
-			if in(w.Sent) && !w.Acked.IsZero() {
-				recovered = w.Acked
-				break
-			}
-		}
+		recovered = firstAcked(h.Writes, inj, end)
 	case RecoverLeaderPod, RecoverLeaderBind:
 		step := "pod.create.sent"
 		if e.Recovery == RecoverLeaderBind {
@@ -173,6 +179,16 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 	}
 
 	f.WriteGapMS, f.FailedWrites, f.UnavailableMS = writeGaps(h.Writes, inj, end)
+	f.WriteErrors, f.UnclearErrors = writeErrors(h.Writes, inj, end)
+	if f.Action != ActionFill {
+		f.UnclearErrors = 0
+	}
+	if f.Fill != nil {
+		f.Fill.RecoveredMS = nil
+		if first := firstAcked(h.Writes, f.UndoneAt, end); !first.IsZero() {
+			f.Fill.RecoveredMS = ms(first.Sub(f.UndoneAt))
+		}
+	}
 	f.LongestWaitMS = longestWait(h.Writes, inj, end)
 	f.OtherNodesNotReady = otherNodesNotReady(h.Nodes, set(f.Nodes), inj, end)
 	f.OtherPodsEvicted = otherPodsEvicted(h.Evictions, set(f.Nodes), inj, end)
@@ -289,6 +305,48 @@ func rescheduled(h *History, lost map[string]bool, from, end time.Time) time.Tim
 		}
 		if started && whole() {
 			return e.At
+		}
+	}
+	return time.Time{}
+}
+
+// writeErrors groups the probe writes sent in [from, end) that failed by
+// their last answer, and counts those not refused for etcd's quota.
+func writeErrors(writes []ProbeWrite, from, end time.Time) (map[string]int, int) {
+	var by map[string]int
+	unclear := 0
+	for _, w := range writes {
+		if !w.Acked.IsZero() || w.Sent.Before(from) || !w.Sent.Before(end) {
+			continue
+		}
+		if by == nil {
+			by = map[string]int{}
+		}
+		by[w.answer()]++
+		if !noSpaceAnswer(w.Code, w.Err) {
+			unclear++
+		}
+	}
+	return by, unclear
+}
+
+// answer is a failed write's last answer, as the report groups them.
+func (w ProbeWrite) answer() string {
+	if w.Code == 0 {
+		return "no answer"
+	}
+	return fmt.Sprintf("%d %s", w.Code, w.Err)
+}
+
+// firstAcked is the acknowledgement of the first write sent in [from, end)
+// that was acknowledged (zero if none): writes are in the order sent.
+func firstAcked(writes []ProbeWrite, from, end time.Time) time.Time {
+	if from.IsZero() {
+		return time.Time{}
+	}
+	for _, w := range writes {
+		if !w.Acked.IsZero() && !w.Sent.Before(from) && w.Sent.Before(end) {
+			return w.Acked
 		}
 	}
 	return time.Time{}

@@ -219,3 +219,50 @@ func TestMeasureOtherNodesAndEvictions(t *testing.T) {
 		t.Errorf("failed lines %v, want other nodes NotReady and other pods evicted", failed)
 	}
 }
+
+// A fill fault: the writes refused during it are grouped by their answer,
+// those not refused with etcd's NOSPACE are unclear, and the recovery's
+// own time runs from its start to the first write acknowledged after it.
+func TestMeasureFill(t *testing.T) {
+	nospace := "etcdserver: mvcc: database space exceeded: etcd's space quota is full"
+	h := &History{Writes: []ProbeWrite{
+		{Sent: at(9), Acked: at(9.1)},
+		{Sent: at(10.1), Code: 507, Err: nospace},
+		{Sent: at(10.2), Code: 507, Err: nospace},
+		{Sent: at(12), Code: 503, Err: "etcd unavailable"},
+		{Sent: at(13), Err: "context deadline exceeded"},
+		{Sent: at(30.5), Acked: at(33)}, // in flight across the recovery
+		{Sent: at(31), Acked: at(32)},
+	}}
+	f := FaultResult{Action: ActionFill, Target: TargetEtcdMembers, InjectedAt: at(10), UndoneAt: at(30), WindowEnd: at(60), Fill: &FillResult{}}
+	f.Measure(h, Expect{Detection: DetectWriteRejected, Recovery: RecoverWrite})
+	if value(f.Detection) != 100 {
+		t.Errorf("detection %v ms, want 100 (the first refused write)", value(f.Detection))
+	}
+	if value(f.Recovery) != 23000 {
+		t.Errorf("recovery %v ms, want 23000 (the refusal to the first write sent after it acknowledged)", value(f.Recovery))
+	}
+	if f.Fill.RecoveredMS == nil || *f.Fill.RecoveredMS != 3000 {
+		t.Errorf("recovered %v, want 3000 ms after the recovery began", f.Fill.RecoveredMS)
+	}
+	want := map[string]int{"507 " + nospace: 2, "503 etcd unavailable": 1, "no answer": 1}
+	if len(f.WriteErrors) != len(want) {
+		t.Errorf("write errors %v, want %v", f.WriteErrors, want)
+	}
+	for k, n := range want {
+		if f.WriteErrors[k] != n {
+			t.Errorf("%q: %d, want %d", k, f.WriteErrors[k], n)
+		}
+	}
+	if f.UnclearErrors != 2 {
+		t.Errorf("unclear errors %d, want 2 (the 503 and the timeout)", f.UnclearErrors)
+	}
+
+	// Another action's failures are not "unclear": only a fill fault
+	// says what the answer should have been.
+	k := FaultResult{Action: ActionKill, Target: TargetAPIServer, InjectedAt: at(10), WindowEnd: at(60)}
+	k.Measure(h, Expect{Detection: DetectNone, Recovery: RecoverActorReady})
+	if k.UnclearErrors != 0 || k.WriteErrors["no answer"] != 1 {
+		t.Errorf("kill: unclear %d, errors %v", k.UnclearErrors, k.WriteErrors)
+	}
+}

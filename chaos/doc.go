@@ -4,7 +4,8 @@
 // processes: load.go), injects the faults of a Scenario at their offsets —
 // kill, stop, pause, restart, partition, isolate, link (delay, loss,
 // blackhole, bandwidth, resets through the link proxies inside the
-// actors) — aimed at roles resolved at the moment of injection (the etcd
+// actors), fill (etcd's space quota filled through the apiservers, then
+// recovered: fill.go) — aimed at roles resolved at the moment of injection (the etcd
 // leader, the controller-manager leader from its Lease, one hollow
 // kubelet through its actor's control, the client, ...), and measures
 // each fault's detection, recovery and the longest wait of any probe
@@ -19,7 +20,10 @@
 // recorded (analyze.go) and the invariant checkers (invariants.go) are pure
 // functions of recorded histories and an injected clock, tested on
 // constructed inputs; goroutines live only in Run and the observers it
-// starts (observe.go). The report renderers (report.go) write chaos.json,
+// starts (observe.go). etcd's history for the checks is replayed at the
+// end (etcdhistory.go): the apiservers' compaction is held during a run,
+// and the engine's own (a fill's recovery) keeps the history it drops.
+// The report renderers (report.go) write chaos.json,
 // chaos.md and chaos.html into a run directory.
 //
 // It owns: scenarios and their built-in set (scenarios/*.yaml), gates,
@@ -27,7 +31,8 @@
 // It must not touch: the actors' packages or a concrete provider (it
 // reaches the cluster only through a cluster/provider.Provider — a process
 // inside an actor through Provider.Signal, never /proc — kubeconfigs,
-// client-go, etcd's client, and the HTTP controls actors serve themselves:
+// client-go, etcd's client (and cluster/storage's space recovery over it),
+// and the HTTP controls actors serve themselves:
 // cluster/netfault's links, cluster/kubelet/hollowctl's kubelets), results/ (it reads its types only), bench/ (it reuses its trace
 // reader only).
 package chaos

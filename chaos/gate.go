@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kstep-dev/kstep/cluster/storage"
 )
 
 // GateKind identifies a Gate document.
@@ -31,7 +33,8 @@ type Gate struct {
 
 // FaultGate holds the thresholds for the faults it matches.
 type FaultGate struct {
-	// Match is a target (etcd-leader, apiserver, ...) or a fault's name.
+	// Match is a target (etcd-leader, apiserver, ...), an action (kill,
+	// fill, ...) or a fault's name.
 	Match        string    `json:"match"`
 	MaxDetection *Duration `json:"maxDetection,omitempty"`
 	MaxRecovery  *Duration `json:"maxRecovery,omitempty"`
@@ -47,6 +50,15 @@ type FaultGate struct {
 	MaxOtherPodsEvicted *int `json:"maxOtherPodsEvicted,omitempty"`
 	// MaxFailedWrites bounds probe writes that failed on every apiserver.
 	MaxFailedWrites *int `json:"maxFailedWrites,omitempty"`
+	// MaxUnclearErrors bounds the probe writes a fill fault failed with
+	// anything but etcd's NOSPACE refusal (a 507, or a 500, with etcd's
+	// message): a timeout, a 503, an answer that does not say why.
+	MaxUnclearErrors *int `json:"maxUnclearErrors,omitempty"`
+}
+
+// Matches reports whether the line judges the fault named name.
+func (fg FaultGate) Matches(name string, a Action, t Target) bool {
+	return fg.Match == name || fg.Match == string(a) || fg.Match == string(t)
 }
 
 // Verdict is one gate line's outcome.
@@ -100,7 +112,7 @@ func (g *Gate) Validate() error {
 		if f.Match == "" {
 			errs = append(errs, fmt.Errorf("faults[%d]: match is empty", i))
 		}
-		if f.MaxDetection == nil && f.MaxRecovery == nil && f.MaxWriteGap == nil && f.MaxWait == nil && f.MaxFailedWrites == nil && f.MaxOtherNodesNotReady == nil && f.MaxOtherPodsEvicted == nil {
+		if f.MaxDetection == nil && f.MaxRecovery == nil && f.MaxWriteGap == nil && f.MaxWait == nil && f.MaxFailedWrites == nil && f.MaxOtherNodesNotReady == nil && f.MaxOtherPodsEvicted == nil && f.MaxUnclearErrors == nil {
 			errs = append(errs, fmt.Errorf("faults[%d] (%s): no threshold", i, f.Match))
 		}
 	}
@@ -151,7 +163,7 @@ func (g *Gate) Evaluate(faults []FaultResult, invs []Invariant) []Verdict {
 	}
 	for _, fg := range g.Faults {
 		for _, f := range faults {
-			if string(f.Target) != fg.Match && f.Name != fg.Match {
+			if !fg.Matches(f.Name, f.Action, f.Target) {
 				continue
 			}
 			line := func(what string) string { return fmt.Sprintf("%s: %s", f.Name, what) }
@@ -189,6 +201,19 @@ func (g *Gate) Evaluate(faults []FaultResult, invs []Invariant) []Verdict {
 			if fg.MaxFailedWrites != nil {
 				out = append(out, Verdict{Line: line("failed writes"), Value: fmt.Sprint(f.FailedWrites),
 					Limit: fmt.Sprintf("≤ %d", *fg.MaxFailedWrites), Pass: f.FailedWrites <= *fg.MaxFailedWrites})
+			}
+			if fg.MaxUnclearErrors != nil && f.Action == ActionFill {
+				out = append(out, Verdict{Line: line("writes failed without a NOSPACE answer"), Value: fmt.Sprint(f.UnclearErrors),
+					Limit: fmt.Sprintf("≤ %d", *fg.MaxUnclearErrors), Pass: f.UnclearErrors <= *fg.MaxUnclearErrors})
+				// Not vacuous: the quota was reached and refused writes.
+				refused := 0
+				for answer, n := range f.WriteErrors {
+					if strings.Contains(answer, storage.ErrNoSpace.Error()) {
+						refused += n
+					}
+				}
+				out = append(out, Verdict{Line: line("writes refused with NOSPACE"), Value: fmt.Sprint(refused),
+					Limit: "≥ 1", Pass: refused >= 1})
 			}
 		}
 	}

@@ -23,7 +23,7 @@ func TestBuiltinGates(t *testing.T) {
 }
 
 // The default gate judges every fault of every built-in scenario: a line
-// matches it by target or by name.
+// matches it by target, action or name.
 func TestDefaultGateCoversBuiltinScenarios(t *testing.T) {
 	g, err := LoadGate("default")
 	if err != nil {
@@ -37,7 +37,7 @@ func TestDefaultGateCoversBuiltinScenarios(t *testing.T) {
 		for _, f := range sc.Faults {
 			matched := false
 			for _, fg := range g.Faults {
-				matched = matched || fg.Match == string(f.Target) || fg.Match == f.Name
+				matched = matched || fg.Matches(f.Name, f.Action, f.Target)
 			}
 			if !matched {
 				t.Errorf("scenario %s: fault %s (target %s) has no line in the default gate", name, f.Name, f.Target)
@@ -144,5 +144,34 @@ func TestGateFailedInjectionFails(t *testing.T) {
 				t.Errorf("%s: a failed injection's measure was judged: %+v", name, v)
 			}
 		}
+	}
+}
+
+// A fill fault's lines: unclear errors at most the limit, and at least one
+// write refused with NOSPACE (a fill that never reached the quota proves
+// nothing); they judge fill faults only.
+func TestGateFillLines(t *testing.T) {
+	g, err := ParseGate([]byte("name: t\nfaults: [{match: fill, maxUnclearErrors: 0}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1000, 0)
+	nospace := "507 etcdserver: mvcc: database space exceeded: quota full"
+	for _, tc := range []struct {
+		name   string
+		f      FaultResult
+		passed bool
+	}{
+		{"clear", FaultResult{Name: "f", Action: ActionFill, InjectedAt: at, WriteErrors: map[string]int{nospace: 40}}, true},
+		{"a timeout", FaultResult{Name: "f", Action: ActionFill, InjectedAt: at, WriteErrors: map[string]int{nospace: 40, "no answer": 1}, UnclearErrors: 1}, false},
+		{"nothing refused", FaultResult{Name: "f", Action: ActionFill, InjectedAt: at}, false},
+	} {
+		vs := g.Evaluate([]FaultResult{tc.f}, nil)
+		if len(vs) != 2 || Passed(vs) != tc.passed {
+			t.Errorf("%s: %+v, want 2 lines, passed %v", tc.name, vs, tc.passed)
+		}
+	}
+	if vs := g.Evaluate([]FaultResult{{Name: "k", Action: ActionKill, Target: TargetAPIServer, InjectedAt: at}}, nil); len(vs) != 0 {
+		t.Errorf("a kill judged by the fill line: %+v", vs)
 	}
 }

@@ -64,6 +64,9 @@ type ProbeWrite struct {
 	Sent  time.Time `json:"sent"`
 	Acked time.Time `json:"acked,omitzero"`
 	Err   string    `json:"err,omitempty"`
+	// Code is the HTTP status of the last error's answer (0: no answer,
+	// e.g. a timeout or a broken connection).
+	Code int32 `json:"code,omitempty"`
 	// LongestWaitMS is the longest any one request of this write (its
 	// attempts, and the read that recognises an attempt that landed)
 	// waited for its answer, success, error or client timeout.

@@ -2,7 +2,9 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strconv"
 	"sync"
@@ -302,7 +304,17 @@ func (r *recorder) probeWrite(ctx context.Context, cs kubernetes.Interface, seq 
 			return w
 		}
 		clientErrors.Add(1)
-		w.Err = err.Error()
+		w.Err, w.Code = err.Error(), 0
+		var st apierrors.APIStatus
+		if errors.As(err, &st) {
+			w.Code = st.Status().Code
+		}
+		if w.Code == http.StatusInsufficientStorage {
+			// etcd's quota is full: a definitive answer, which trying
+			// again cannot change until an operator recovers etcd (a
+			// client-go writer does not retry it either).
+			return w
+		}
 		sleep(wctx, 50*time.Millisecond)
 	}
 	return w

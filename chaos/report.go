@@ -6,6 +6,7 @@ import (
 	"html"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -73,6 +74,71 @@ func faultRows(rep *Report) [][]string {
 	}
 	return rows
 }
+
+// fillRows are each fill fault's figures: the fill, the refusal, the
+// recovery step by step.
+func fillRows(rep *Report) [][]string {
+	var rows [][]string
+	for _, f := range rep.Faults {
+		fi := f.Fill
+		if fi == nil {
+			continue
+		}
+		row := func(what, value string) { rows = append(rows, []string{f.Name, what, value}) }
+		filled := "not reached"
+		if f.Error == "" && !f.InjectedAt.IsZero() {
+			filled = f.InjectedAt.Sub(fi.StartedAt).Round(time.Millisecond).String()
+		}
+		row("filled", fmt.Sprintf("%d objects, %.0f MiB in %s, under the load", fi.Objects, float64(fi.Bytes)/(1<<20), filled))
+		if fi.Refusal != "" {
+			row("refused with", fi.Refusal)
+		}
+		row("recovery: filler deleted", fmt.Sprint(fi.Deleted))
+		row("recovery: engine read etcd's history first", fmtDur(fi.HistoryReadMS))
+		if r := fi.Recovery; r != nil {
+			row("recovery: compacted to revision", fmt.Sprint(r.CompactedTo))
+			for _, m := range r.Before {
+				after := "—"
+				for _, a := range r.After {
+					if a.Endpoint == m.Endpoint {
+						after = fmt.Sprintf("%.1f MiB (in use %.1f MiB)", float64(a.DBSize)/(1<<20), float64(a.DBSizeInUse)/(1<<20))
+					}
+				}
+				row("recovery: "+m.Endpoint, fmt.Sprintf("%.1f MiB (in use %.1f MiB, NOSPACE %v) → %s", float64(m.DBSize)/(1<<20),
+					float64(m.DBSizeInUse)/(1<<20), m.NoSpace, after))
+			}
+			row("recovery: NOSPACE alarms disarmed", fmt.Sprint(r.Disarmed))
+		}
+		back := "not observed"
+		if fi.RecoveredMS != nil {
+			back = fmtDur(*fi.RecoveredMS)
+		}
+		row("first write acknowledged after the recovery began", back)
+		row("writes failed without a NOSPACE answer", fmt.Sprint(f.UnclearErrors))
+	}
+	return rows
+}
+
+// writeErrorRows are each fault's failed probe writes by their answer.
+func writeErrorRows(rep *Report) [][]string {
+	var rows [][]string
+	for _, f := range rep.Faults {
+		answers := make([]string, 0, len(f.WriteErrors))
+		for a := range f.WriteErrors {
+			answers = append(answers, a)
+		}
+		sort.Strings(answers)
+		for _, a := range answers {
+			rows = append(rows, []string{f.Name, a, fmt.Sprint(f.WriteErrors[a])})
+		}
+	}
+	return rows
+}
+
+var (
+	writeErrorHeader = []string{"fault", "last answer", "writes"}
+	fillHeader       = []string{"fault", "", ""}
+)
 
 var faultHeader = []string{"fault", "action", "actors", "at", "detection", "recovery", "longest wait", "longest write gap", "failed writes", "unavailable"}
 
@@ -159,6 +225,14 @@ func Markdown(rep *Report) string {
 		b.WriteString("\n### Step latencies around each fault\n\n")
 		mdTable(&b, []string{"fault", "steps", "phase", "pods", "p50", "p99"}, steps)
 	}
+	if rows := writeErrorRows(rep); len(rows) > 0 {
+		b.WriteString("\n### Failed probe writes by answer\n\n")
+		mdTable(&b, writeErrorHeader, rows)
+	}
+	if rows := fillRows(rep); len(rows) > 0 {
+		b.WriteString("\n### etcd's quota filled and recovered\n\n")
+		mdTable(&b, fillHeader, rows)
+	}
 	b.WriteString("\n### Invariants\n\n")
 	mdTable(&b, []string{"invariant", "state", "summary", "detail"}, invariantRows(rep))
 	b.WriteString("\n### Gate " + rep.Gate + "\n\n")
@@ -203,6 +277,14 @@ func HTML(rep *Report) string {
 	}
 	b.WriteString("<h3>Faults</h3>")
 	table(faultHeader, faultRows(rep), -1)
+	if rows := writeErrorRows(rep); len(rows) > 0 {
+		b.WriteString("<h3>Failed probe writes by answer</h3>")
+		table(writeErrorHeader, rows, -1)
+	}
+	if rows := fillRows(rep); len(rows) > 0 {
+		b.WriteString("<h3>etcd's quota filled and recovered</h3>")
+		table(fillHeader, rows, -1)
+	}
 	b.WriteString("<h3>Invariants</h3>")
 	table([]string{"invariant", "state", "summary", "detail"}, invariantRows(rep), 1)
 	b.WriteString("<h3>Gate " + html.EscapeString(rep.Gate) + "</h3>")

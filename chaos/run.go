@@ -138,7 +138,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	// The lost-write and watch-gap checks replay etcd's history of the run
-	// at its end: compaction is held while it runs.
+	// at its end: the apiservers' compaction is held while it runs (the
+	// engine's own, a fill fault's recovery, keeps the history first).
 	spec.APIServerArgs = append(slices.Clone(spec.APIServerArgs), "--etcd-compaction-interval=0")
 	var notes []string
 	if n := sc.OptionalRealNodes; n > 0 {
@@ -208,7 +209,10 @@ type run struct {
 	res   *resolver
 	logf  func(string, ...any)
 	hist  *History
-	hashs []Invariant
+	// history replays etcd's history for the checks, and keeps it across
+	// the engine's own compaction.
+	history *etcdHistory
+	hashs   []Invariant
 	// containers are the real nodes' running containers first seen before
 	// a fault (running-pods-unaffected); snapErr why a snapshot failed.
 	containers map[string]RunningContainer
@@ -254,6 +258,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	r := &run{sc: sc, p: p, cs: cs, etcd: etcd, logf: logf, admin: admin,
 		rec: &recorder{now: time.Now, h: History{Leases: map[string][]LeaderSample{}}}}
 	r.res = &resolver{p: p, cs: cs, etcd: etcd}
+	r.history = &etcdHistory{cli: etcd}
 
 	// Observers, until the end of the run.
 	octx, stopObservers := context.WithCancel(ctx)
@@ -354,7 +359,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	sleep(ctx, time.Until(createEnd))
 	logf("waiting up to %v for every ReplicaSet to be Ready", sc.Convergence.Duration)
 	convStart := time.Now()
-	rsStatus, convErr := waitConverged(ctx, cs, job.Namespaces, sc.Convergence.Duration)
+	rsStatus, convErr := waitConverged(ctx, cs, &job, sc.Convergence.Duration)
 	converged := CheckConvergence(rsStatus, time.Since(convStart))
 	if convErr != nil {
 		converged.Checked = false
@@ -417,12 +422,12 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	if ferr != nil {
 		return fail("final state: %v", ferr)
 	}
-	revs, herr := revisionsOf(ctx, etcd, acked)
+	revs, herr := r.history.revisionsOf(ctx, acked)
 	lost := CheckAckedWrites(acked, final, revs)
 	if herr != nil {
 		lost.Detail = append(lost.Detail, "etcd history not checked: "+herr.Error())
 	}
-	etcdRevs, gerr := podHistory(ctx, etcd, watchers)
+	etcdRevs, gerr := r.history.podHistory(ctx, watchers)
 	gaps := CheckWatchGaps(watchers, etcdRevs)
 	if gerr != nil {
 		gaps.Detail = append(gaps.Detail, gerr.Error())
@@ -563,7 +568,12 @@ func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
 	fr.Actors, fr.Nodes = rs.actors, rs.nodes
 	r.logf("%s: %s %s (%s)", f.Name, f.Action, strings.Join(rs.actors, ","), f.Target)
 	var errs []error
-	if f.Target == TargetClient {
+	if f.Action == ActionFill {
+		// The injection is the quota's refusal, not the start of the fill.
+		if err := r.fill(ctx, fr); err != nil {
+			errs = append(errs, err)
+		}
+	} else if f.Target == TargetClient {
 		if err := r.load.kill(killSignal(f.Action)); err != nil {
 			errs = append(errs, err)
 		}
@@ -706,6 +716,14 @@ func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
 		return
 	}
 	fr.UndoneAt = time.Now()
+	if f.Action == ActionFill {
+		if err := r.unfill(ctx, fr); err != nil {
+			fr.Error = strings.TrimPrefix(fr.Error+"; undo: "+err.Error(), "; ")
+			r.logf("%s: undo: %v", f.Name, err)
+		}
+		fr.ReadyAt = time.Now()
+		return
+	}
 	if f.Target == TargetClient {
 		r.load.start()
 		fr.ReadyAt = time.Now()
@@ -793,22 +811,36 @@ func (rep *Report) finish(sc *Scenario, g *Gate, steps []StepEvent) {
 	rep.Passed = Passed(rep.Verdicts)
 }
 
-// waitConverged waits until every ReplicaSet in the namespaces has its
-// replicas Ready, or the timeout; it returns their state then.
-func waitConverged(ctx context.Context, cs kubernetes.Interface, namespaces []string, timeout time.Duration) ([]RSStatus, error) {
+// waitConverged waits until the load job's objects all exist (a load held
+// back by the faults creates its last ones late) and every ReplicaSet in
+// its namespaces has its replicas Ready, or the timeout; it returns the
+// ReplicaSets' state then.
+func waitConverged(ctx context.Context, cs kubernetes.Interface, job *loadgen.Job, timeout time.Duration) ([]RSStatus, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last []RSStatus
 	for {
 		var cur []RSStatus
 		var err error
-		for _, ns := range namespaces {
+		objects := 0
+		for _, ns := range job.Namespaces {
+			if job.Object.Kind == loadgen.KindDeployment {
+				l, lerr := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: loadgen.JobLabel + "=" + job.Name})
+				if lerr != nil {
+					err = lerr
+					break
+				}
+				objects += len(l.Items)
+			}
 			l, lerr := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
 			if lerr != nil {
 				err = lerr
 				break
 			}
 			for _, rs := range l.Items {
+				if job.Object.Kind != loadgen.KindDeployment && rs.Labels[loadgen.JobLabel] == job.Name {
+					objects++
+				}
 				want := int32(1)
 				if rs.Spec.Replicas != nil {
 					want = *rs.Spec.Replicas
@@ -818,7 +850,7 @@ func waitConverged(ctx context.Context, cs kubernetes.Interface, namespaces []st
 		}
 		if err == nil {
 			last = cur
-			done := true
+			done := objects >= job.Count
 			for _, s := range cur {
 				if s.Ready < s.Replicas {
 					done = false
@@ -867,88 +899,6 @@ func finalState(ctx context.Context, cs kubernetes.Interface, namespaces []strin
 		}
 	}
 	return out, nil
-}
-
-// etcdPrefix is where the apiserver keeps a kind.
-func etcdPrefix(kind string) string {
-	switch kind {
-	case "ConfigMap":
-		return "/registry/configmaps/"
-	case loadgen.KindDeployment:
-		return "/registry/deployments/"
-	}
-	return "/registry/replicasets/"
-}
-
-// revisionsOf reads etcd's history of the prefixes the writes touched,
-// from the oldest write's revision to the newest, and returns the
-// revisions at which each prefix changed.
-func revisionsOf(ctx context.Context, cli *clientv3.Client, writes []AckedWrite) (map[int64]bool, error) {
-	ranges := map[string][2]int64{}
-	for _, w := range writes {
-		if w.RV == 0 {
-			continue
-		}
-		p := etcdPrefix(w.Kind)
-		r, ok := ranges[p]
-		if !ok {
-			r = [2]int64{w.RV, w.RV}
-		}
-		r[0], r[1] = min(r[0], w.RV), max(r[1], w.RV)
-		ranges[p] = r
-	}
-	out := map[int64]bool{}
-	for p, r := range ranges {
-		revs, err := historyRevisions(ctx, cli, p, r[0], r[1])
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range revs {
-			out[v] = true
-		}
-	}
-	return out, nil
-}
-
-// historyRevisions replays etcd's events under prefix from revision from
-// up to revision to, and returns their revisions in order.
-func historyRevisions(ctx context.Context, cli *clientv3.Client, prefix string, from, to int64) ([]int64, error) {
-	revs := []int64{}
-	if to < from {
-		return revs, nil
-	}
-	wctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), time.Minute)
-	defer cancel()
-	for resp := range cli.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(from)) {
-		if err := resp.Err(); err != nil {
-			return nil, fmt.Errorf("etcd history of %s from %d: %w", prefix, from, err)
-		}
-		for _, e := range resp.Events {
-			if e.Kv.ModRevision > to {
-				return revs, nil
-			}
-			revs = append(revs, e.Kv.ModRevision)
-			if e.Kv.ModRevision == to {
-				return revs, nil
-			}
-		}
-	}
-	return nil, fmt.Errorf("etcd history of %s: revision %d not reached: %w", prefix, to, wctx.Err())
-}
-
-// podHistory is etcd's history of pods over the span the watchers cover.
-func podHistory(ctx context.Context, cli *clientv3.Client, ws []WatcherLog) ([]int64, error) {
-	if len(ws) == 0 {
-		return []int64{}, nil
-	}
-	from, to := ws[0].From, int64(0)
-	for _, w := range ws {
-		from = min(from, w.From)
-		for _, rv := range w.RVs {
-			to = max(to, rv)
-		}
-	}
-	return historyRevisions(ctx, cli, "/registry/pods/", from+1, to)
 }
 
 // memberHashes asks every running member for its HashKV at one revision

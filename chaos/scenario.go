@@ -53,7 +53,19 @@ const (
 	// bandwidth, resets) on a link into the target for Duration, through
 	// the link proxy inside the target (cluster/netfault).
 	ActionLink Action = "link"
+	// ActionFill fills etcd's space quota under the load: it writes large
+	// ConfigMaps through the apiservers until etcd refuses one for the
+	// quota (NOSPACE, the injection), leaves the quota full for Duration,
+	// then recovers as an operator would: deletes the filler, compacts,
+	// defragments and disarms the alarm (what `kstep etcd recover` does).
+	// Its target is etcd-members; cluster.etcd.quotaBackendBytes sets the
+	// quota it fills.
+	ActionFill Action = "fill"
 )
+
+// maxFillQuota bounds the quota a fill fault fills: at the filler's pace
+// a larger one takes minutes to reach.
+const maxFillQuota = 1 << 30
 
 // LinkFault is what an ActionLink fault does to a link into its target.
 type LinkFault struct {
@@ -267,6 +279,11 @@ func (s *Scenario) lastFaultEnd() time.Duration {
 // defaultExpect is how a fault on target is measured unless the scenario
 // says otherwise.
 func defaultExpect(t Target, a Action) (Detection, Recovery) {
+	if a == ActionFill {
+		// Writes are refused from the injection on; recovered is the first
+		// write acknowledged after the recovery.
+		return DetectWriteRejected, RecoverWrite
+	}
 	if a == ActionLink {
 		if t == TargetAPIServer || t == TargetAPIServers {
 			// The actors' links: their nodes' heartbeats are what a client
@@ -385,9 +402,17 @@ func (s *Scenario) Validate() error {
 		}
 		names[f.Name] = true
 		switch f.Action {
-		case ActionKill, ActionStop, ActionPause, ActionRestart, ActionPartition, ActionIsolate, ActionLink:
+		case ActionKill, ActionStop, ActionPause, ActionRestart, ActionPartition, ActionIsolate, ActionLink, ActionFill:
 		default:
-			bad("%s: action %q, want kill, stop, pause, restart, partition, isolate or link", where, f.Action)
+			bad("%s: action %q, want kill, stop, pause, restart, partition, isolate, link or fill", where, f.Action)
+		}
+		if f.Action == ActionFill {
+			if f.Target != TargetEtcdMembers {
+				bad("%s: fill fills etcd's quota, which every member shares: its target is %s", where, TargetEtcdMembers)
+			}
+			if q := c.Etcd.QuotaBackendBytes; q <= 0 || q > maxFillQuota {
+				bad("%s: fill needs a small quota to fill: cluster.etcd.quotaBackendBytes %d, want 1 to %d (e.g. 268435456, 256 MiB)", where, q, maxFillQuota)
+			}
 		}
 		if err := f.validateLink(); err != nil {
 			bad("%s: %v", where, err)
@@ -395,8 +420,8 @@ func (s *Scenario) Validate() error {
 		if f.Target == TargetClient && f.Action != ActionKill && f.Action != ActionStop {
 			bad("%s: the client (kstep load) is killed or stopped, then run again", where)
 		}
-		if f.Target == TargetEtcdMembers && f.Action != ActionLink {
-			bad("%s: %s (every member) is a target for link faults only", where, f.Target)
+		if f.Target == TargetEtcdMembers && f.Action != ActionLink && f.Action != ActionFill {
+			bad("%s: %s (every member) is a target for link and fill faults only", where, f.Target)
 		}
 		if !validTarget(f.Target) {
 			bad("%s: target %q, want one of %s or actor:NAME", where, f.Target, joinTargets())

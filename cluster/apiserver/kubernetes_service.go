@@ -16,6 +16,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -177,21 +178,21 @@ func (s *Server) reconcileKubernetesService(ctx context.Context, self masterLeas
 			return err
 		}
 	}
-	// Slices of ports no apiserver serves on any more.
-	old, err := s.store.List(ctx, eslices.prefix(metav1.NamespaceDefault), "", 0, 0)
+	// Slices of ports no apiserver serves on any more: found in the watch
+	// cache (this runs on every resync of every apiserver; a range over
+	// etcd would read every slice of the default namespace each time).
+	// A cache entry behind etcd conflicts, and the next pass looks again.
+	mine := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: kubernetesService, discoveryv1.LabelManagedBy: managedByAPIServer})
+	old, _, err := s.cacher(eslices).List(ctx, 0, storage.Filter{Namespace: metav1.NamespaceDefault, Label: mine})
 	if err != nil {
 		return err
 	}
-	for _, kv := range old.KVs {
-		obj, err := decodeStored(eslices, kv.Value, kv.ModRev)
-		if err != nil {
+	for _, e := range old {
+		if want[objectMeta(e.Object).Name] {
 			continue
 		}
-		sl := obj.(*discoveryv1.EndpointSlice)
-		if sl.Labels[discoveryv1.LabelServiceName] == kubernetesService && sl.Labels[discoveryv1.LabelManagedBy] == managedByAPIServer && !want[sl.Name] {
-			if _, _, err := s.store.Delete(ctx, kv.Key, kv.ModRev); err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return err
-			}
+		if _, _, err := s.store.Delete(ctx, e.Key, e.RV); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
 		}
 	}
 	return nil

@@ -106,7 +106,7 @@ func TestNoSpaceIsAClearError(t *testing.T) {
 
 	// Recovery (what kstep etcd recover runs): writes work again, nothing
 	// acknowledged is lost, the alarm is gone.
-	r, err := storage.NewStore(cli, nil).Recover(ctx, slog.New(slog.DiscardHandler))
+	r, err := storage.NewStore(cli, nil).Recover(ctx, 0, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("recover: %v", err)
 	}

@@ -76,22 +76,27 @@ type Recovery struct {
 }
 
 // Recover brings an etcd whose space quota filled back to accepting
-// writes, etcd's documented procedure: compact the whole history up to the
-// current revision (watches resuming from before it get 410 and relist),
+// writes, etcd's documented procedure: compact the whole history up to rev
+// (0: the current revision; watches resuming from before it get 410 and
+// relist; a caller that must read the history first names the revision it
+// read up to),
 // defragment each member in turn (each blocks while it rewrites its file),
 // then disarm the NOSPACE alarms. Objects are untouched: compaction drops
 // only superseded versions.
-func (s *Store) Recover(ctx context.Context, log *slog.Logger) (Recovery, error) {
+func (s *Store) Recover(ctx context.Context, rev int64, log *slog.Logger) (Recovery, error) {
 	var r Recovery
 	var err error
 	if r.Before, err = s.Space(ctx); err != nil {
 		return r, err
 	}
-	resp, err := s.cli.Get(ctx, CompactRevKey)
-	if err != nil {
-		return r, fmt.Errorf("etcd revision: %w", err)
+	r.CompactedTo = rev
+	if rev == 0 {
+		resp, err := s.cli.Get(ctx, CompactRevKey)
+		if err != nil {
+			return r, fmt.Errorf("etcd revision: %w", err)
+		}
+		r.CompactedTo = resp.Header.Revision
 	}
-	r.CompactedTo = resp.Header.Revision
 	if _, err := s.cli.Compact(ctx, r.CompactedTo, clientv3.WithCompactPhysical()); err != nil && !isCompacted(err) {
 		return r, fmt.Errorf("compact to %d: %w", r.CompactedTo, err)
 	}

@@ -47,7 +47,7 @@ Exit status: 0 recovered, 1 a step failed (named), 2 bad flags.`,
 			defer cli.Close()
 			st := storage.NewStore(cli, nil)
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			r, err := st.Recover(ctx, log)
+			r, err := st.Recover(ctx, 0, log)
 			out := cmd.OutOrStdout()
 			print := func(when string, ms []storage.MemberSpace) {
 				for _, m := range ms {

@@ -34,6 +34,9 @@ type Controller struct {
 	opts     controller.Options
 	// disrupted: the last pass found every node unhealthy (full disruption).
 	disrupted bool
+	// graceFrom: no heartbeat counts as older than this when a node is
+	// judged stale; leaving full disruption moves it to that moment.
+	graceFrom time.Time
 }
 
 // New builds the controller on the context's informers.
@@ -98,15 +101,26 @@ func (c *Controller) monitor(ctx context.Context) {
 		if disrupted {
 			c.log.Warn("full disruption: every node is unhealthy; no NoExecute taints, no evictions until one is healthy again", "nodes", len(nodes))
 		} else {
-			c.log.Info("full disruption over", "nodes", len(nodes), "unhealthy", unhealthy)
+			// Upstream resets every node's timer on leaving full
+			// disruption: after an outage of the control plane every node
+			// missed its renewals, and the first to renew again must not
+			// condemn the others before they have had a grace period to
+			// renew too.
+			c.graceFrom = now
+			c.log.Info("full disruption over: every node has a full grace period from now", "nodes", len(nodes), "unhealthy", unhealthy)
 		}
 		c.disrupted = disrupted
 	}
+	// In full disruption, and for a grace period after it, no node is
+	// condemned: NoSchedule taints only, no NoExecute, no eviction. A node
+	// declared Ready=Unknown during the outage is judged again when that
+	// grace period is over.
+	restrained := disrupted || now.Before(c.graceFrom.Add(c.opts.NodeMonitorGracePeriod))
 	for i, node := range nodes {
-		if err := c.checkHealth(ctx, node, leases[i], now, disrupted); err != nil && !apierrors.IsConflict(err) {
+		if err := c.checkHealth(ctx, node, leases[i], now, restrained); err != nil && !apierrors.IsConflict(err) {
 			c.log.Warn("node health", "node", node.Name, "err", err)
 		}
-		if disrupted {
+		if restrained {
 			continue
 		}
 		if err := c.evict(ctx, node, now); err != nil {
@@ -116,9 +130,9 @@ func (c *Controller) monitor(ctx context.Context) {
 }
 
 // checkHealth declares a stale node Ready=Unknown and sets the health taints
-// its Ready condition calls for (in full disruption, NoSchedule only).
-func (c *Controller) checkHealth(ctx context.Context, node *corev1.Node, lease *coordinationv1.Lease, now time.Time, disrupted bool) error {
-	if stale(node, lease, c.opts.NodeMonitorGracePeriod, now) {
+// its Ready condition calls for (restrained: NoSchedule only).
+func (c *Controller) checkHealth(ctx context.Context, node *corev1.Node, lease *coordinationv1.Lease, now time.Time, restrained bool) error {
+	if stale(node, lease, c.opts.NodeMonitorGracePeriod, now, c.graceFrom) {
 		if rc := readyCondition(node); rc == nil || rc.Status != corev1.ConditionUnknown {
 			cp := node.DeepCopy()
 			cond := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown",
@@ -137,7 +151,7 @@ func (c *Controller) checkHealth(ctx context.Context, node *corev1.Node, lease *
 		}
 	}
 	effects := healthEffects
-	if disrupted {
+	if restrained {
 		effects = []corev1.TaintEffect{corev1.TaintEffectNoSchedule}
 	}
 	taints, changed := reconcileTaints(node.Spec.Taints, wantTaint(node), effects, now)

@@ -15,15 +15,16 @@ import (
 // TestFullDisruptionEvictsNothing: when every node stops renewing its Lease
 // at once (what an etcd out of space or every apiserver unreachable looks
 // like), the nodes are declared Ready=Unknown and kept free of new pods, but
-// no NoExecute taint is set and no pod is evicted. Once one node is healthy
-// again the other is judged as a lone dead node: tainted, its pod evicted.
+// no NoExecute taint is set and no pod is evicted, neither then nor when
+// the nodes renew again one after the other. A node that then dies alone is
+// judged as a lone dead node: tainted, its pod evicted.
 func TestFullDisruptionEvictsNothing(t *testing.T) {
 	etcdURL, _ := testenv.Etcd(t)
 	api := testenv.StartAPIServer(t, etcdURL, nil)
 	cs := kubernetes.NewForConfigOrDie(api.Config)
 	nodes := testenv.StartNodes(t, cs, testenv.NodeSpec{Name: "n1"}, testenv.NodeSpec{Name: "n2"})
 	cc := testenv.ControllerContext(t, api.Config)
-	cc.Options.NodeMonitorGracePeriod = 2 * time.Second
+	cc.Options.NodeMonitorGracePeriod = 3 * time.Second
 	cc.Options.NodeMonitorPeriod = 100 * time.Millisecond
 	ctx := t.Context()
 	one := int64(1)
@@ -79,9 +80,25 @@ func TestFullDisruptionEvictsNothing(t *testing.T) {
 		return !x1 && !x2 && exists("on-n1") && exists("on-n2"), nil
 	})
 
+	// The outage ends: n2 renews first, n1 1.5 s later. Leaving full
+	// disruption gives n1 a full grace period (3 s) from then, so it is
+	// never condemned; judged by its old heartbeat, it would be tainted at
+	// once and its pod evicted after its 1 s toleration, before it renews.
 	if err := nodes.Resume(ctx, "n2"); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := nodes.Resume(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Consistently(t, 5*time.Second, "after the outage: no NoExecute taint, no eviction", func() (bool, error) {
+		_, x1, _ := taints("n1")
+		_, x2, _ := taints("n2")
+		return !x1 && !x2 && exists("on-n1") && exists("on-n2"), nil
+	})
+
+	// A lone dead node is still one: tainted, its pod evicted.
+	nodes.Pause("n1")
 	testenv.Eventually(t, 20*time.Second, "n1, alone dead, tainted NoExecute and its pod evicted", func() (bool, error) {
 		_, x1, _ := taints("n1")
 		return x1 && !exists("on-n1"), nil

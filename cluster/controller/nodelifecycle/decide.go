@@ -30,16 +30,24 @@ func readyCondition(node *corev1.Node) *corev1.NodeCondition {
 	return nil
 }
 
-// stale reports whether a node's heartbeat is older than grace at now.
-func stale(node *corev1.Node, lease *coordinationv1.Lease, grace time.Duration, now time.Time) bool {
-	return now.Sub(lastHeartbeat(node, lease)) > grace
+// stale reports whether a node's heartbeat, counted as no older than
+// floor, is older than grace at now.
+func stale(node *corev1.Node, lease *coordinationv1.Lease, grace time.Duration, now, floor time.Time) bool {
+	return now.Sub(later(lastHeartbeat(node, lease), floor)) > grace
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // healthy reports a node whose heartbeat is fresh and whose Ready
 // condition is True.
 func healthy(node *corev1.Node, lease *coordinationv1.Lease, grace time.Duration, now time.Time) bool {
 	c := readyCondition(node)
-	return !stale(node, lease, grace, now) && c != nil && c.Status == corev1.ConditionTrue
+	return !stale(node, lease, grace, now, time.Time{}) && c != nil && c.Status == corev1.ConditionTrue
 }
 
 // fullDisruption is upstream's full-disruption mode, for kstep's one zone:

@@ -27,12 +27,17 @@ func TestStale(t *testing.T) {
 		now  time.Duration
 		want bool
 	}{{0, false}, {8 * time.Second, false}, {8*time.Second + time.Millisecond, true}} {
-		if got := stale(n, lease, 8*time.Second, t0.Add(tc.now)); got != tc.want {
+		if got := stale(n, lease, 8*time.Second, t0.Add(tc.now), time.Time{}); got != tc.want {
 			t.Errorf("at +%v: stale=%v, want %v", tc.now, got, tc.want)
 		}
 	}
-	if !stale(n, nil, 8*time.Second, t0) {
+	if !stale(n, nil, 8*time.Second, t0, time.Time{}) {
 		t.Error("a node without a lease and an hour-old heartbeat is stale")
+	}
+	// After full disruption, the floor gives an hour-old heartbeat a fresh
+	// grace period.
+	if stale(n, nil, 8*time.Second, t0.Add(8*time.Second), t0) || !stale(n, nil, 8*time.Second, t0.Add(9*time.Second), t0) {
+		t.Error("with the floor at t0, stale from t0+8s on")
 	}
 }
 

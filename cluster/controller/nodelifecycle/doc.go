@@ -10,7 +10,10 @@
 // likelier cause is the control plane or the network: etcd out of space,
 // every apiserver unreachable), nodes are still declared Ready=Unknown and
 // tainted NoSchedule, but the NoExecute taints are lifted and no pod is
-// evicted until a node is healthy again.
+// evicted until a node is healthy again. Leaving it, every node gets a full
+// grace period from then (upstream resets its timers), during which none
+// is declared Unknown or condemned: after an outage the nodes renew one
+// after another, and the first back must not get the others evicted.
 //
 // Its decisions (which node is stale, which taints a node needs, when a pod
 // must go) are pure functions of the objects and the clock; the controller
