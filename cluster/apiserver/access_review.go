@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,5 +68,45 @@ func (s *Server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Req
 		review.Status = authorizationv1.SubjectAccessReviewStatus{Reason: err.Error()}
 	}
 	review.TypeMeta = metav1.TypeMeta{APIVersion: authorizationv1.SchemeGroupVersion.String(), Kind: "SelfSubjectAccessReview"}
+	writeJSON(w, http.StatusCreated, review)
+}
+
+// selfSubjectReviewPath is where a user asks who the apiserver takes it for
+// (kubectl auth whoami): the authenticated user after impersonation.
+const selfSubjectReviewPath = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+var ssrResource = authenticationv1.SchemeGroupVersion.WithResource("selfsubjectreviews").GroupResource()
+
+// serveSelfSubjectReview answers a SelfSubjectReview with the request's
+// user; asking needs create on selfsubjectreviews (system:basic-user
+// grants it, as upstream). The body, if any, is not read: the review has no
+// spec.
+func (s *Server) serveSelfSubjectReview(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		writeError(w, apierrors.NewMethodNotSupported(ssrResource, strings.ToLower(r.Method)))
+		return
+	}
+	u, ok := userFrom(r.Context())
+	if !ok {
+		writeError(w, apierrors.NewUnauthorized("Unauthorized"))
+		return
+	}
+	asking := Attributes{User: u, Verb: "create", APIGroup: ssrResource.Group, Resource: ssrResource.Resource}
+	if err := s.chain.Authz.Authorize(r.Context(), asking); err != nil {
+		writeError(w, apierrors.NewForbidden(ssrResource, "", err))
+		return
+	}
+	info := authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}
+	if len(u.Extra) > 0 {
+		info.Extra = map[string]authenticationv1.ExtraValue{}
+		for k, v := range u.Extra {
+			info.Extra[k] = v
+		}
+	}
+	review := &authenticationv1.SelfSubjectReview{
+		TypeMeta:   metav1.TypeMeta{APIVersion: authenticationv1.SchemeGroupVersion.String(), Kind: "SelfSubjectReview"},
+		ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.Now()},
+		Status:     authenticationv1.SelfSubjectReviewStatus{UserInfo: info},
+	}
 	writeJSON(w, http.StatusCreated, review)
 }

@@ -129,6 +129,10 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 			case "binding":
 				ar.Kind = bindingGVK.Kind
 				ar.Verbs = []string{"create"}
+			case "eviction":
+				// kubectl drain finds the Eviction's version here.
+				ar.Group, ar.Version, ar.Kind = evictionGVK.Group, evictionGVK.Version, evictionGVK.Kind
+				ar.Verbs = []string{"create"}
 			case "finalize":
 				ar.Verbs = []string{"update"}
 			}
@@ -149,6 +153,8 @@ func openapiResource(r *resource) openapi.Resource {
 			o.Subresources = append(o.Subresources, openapi.Subresource{Name: sub, GVK: scaleGVK, Verbs: []string{"get", "patch", "update"}})
 		case "binding":
 			o.Subresources = append(o.Subresources, openapi.Subresource{Name: sub, GVK: bindingGVK, Verbs: []string{"create"}})
+		case "eviction":
+			o.Subresources = append(o.Subresources, openapi.Subresource{Name: sub, GVK: evictionGVK, Verbs: []string{"create"}})
 		case "finalize":
 			o.Subresources = append(o.Subresources, openapi.Subresource{Name: sub, GVK: r.gvk(), Verbs: []string{"update"}})
 		}

@@ -5,7 +5,9 @@
 // It owns the Kubernetes-compatible HTTP API for the resources of the
 // resources table (resources.go): discovery, OpenAPI, the verbs (create,
 // get, list, watch, update, patch, delete, deletecollection), the status,
-// scale and binding subresources, list and watch semantics (selectors,
+// scale and binding subresources, pods/eviction against
+// PodDisruptionBudgets (eviction.go; their status is the disruption
+// controller's), list and watch semantics (selectors,
 // pagination, resourceVersion matching, bookmarks, streaming lists, 410 for
 // expired versions), content negotiation (JSON, YAML, protobuf bodies,
 // server-side tables), and the write chain of step ①: authentication →
@@ -23,7 +25,7 @@
 // and authorization (authz.go; rbac.go and node_authz.go answer from the
 // watch caches, with NodeRestriction as validating admission; policy.go is
 // the bootstrap RBAC policy; access_review.go answers
-// SelfSubjectAccessReviews) are opt-in: with no client CA and no token file
+// SelfSubjectAccessReviews and SelfSubjectReviews) are opt-in: with no client CA and no token file
 // every caller is the admin.
 //
 // Step stamps (cluster/trace): rs.received and rs.persisted for a

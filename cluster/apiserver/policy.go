@@ -63,7 +63,8 @@ func bootstrapPolicy() []runtime.Object {
 			rbacv1.PolicyRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}),
 		clusterRole("system:discovery", rbacv1.PolicyRule{Verbs: []string{"get"},
 			NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/", "/healthz", "/livez", "/readyz"}}),
-		clusterRole("system:basic-user", rule([]string{"create"}, []string{"authorization.k8s.io"}, "selfsubjectaccessreviews", "selfsubjectrulesreviews")),
+		clusterRole("system:basic-user", rule([]string{"create"}, []string{"authorization.k8s.io"}, "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
+			rule([]string{"create"}, []string{"authentication.k8s.io"}, "selfsubjectreviews")),
 		clusterRole("system:monitoring", rbacv1.PolicyRule{Verbs: []string{"get"},
 			NonResourceURLs: []string{"/metrics", "/metrics/*", "/healthz", "/livez", "/readyz", "/debug/pprof", "/debug/pprof/*"}}),
 		// The controller-manager: the garbage collector and the namespace

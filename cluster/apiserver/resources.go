@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -37,6 +38,9 @@ type resource struct {
 	scale bool
 	// binding: pods/binding, the scheduler's write.
 	binding bool
+	// eviction: pods/eviction (policy/v1 Eviction), a delete that respects
+	// PodDisruptionBudgets (eviction.go).
+	eviction bool
 	// finalize: namespaces/finalize, the namespace controller's write of
 	// spec.finalizers (the only way to change them).
 	finalize bool
@@ -98,6 +102,9 @@ func (r *resource) subresources() []string {
 	}
 	if r.binding {
 		s = append(s, "binding")
+	}
+	if r.eviction {
+		s = append(s, "eviction")
 	}
 	if r.finalize {
 		s = append(s, "finalize")
@@ -172,7 +179,7 @@ func resources() []*resource {
 		{gvr: corev1.SchemeGroupVersion.WithResource("namespaces"), kind: "Namespace", shortNames: []string{"ns"}, status: true, finalize: true,
 			newObj: func() runtime.Object { return &corev1.Namespace{} }, newList: func() runtime.Object { return &corev1.NamespaceList{} }, fields: namespaceFields},
 		{gvr: corev1.SchemeGroupVersion.WithResource("pods"), kind: "Pod", namespaced: true, shortNames: []string{"po"}, categories: []string{"all"},
-			status: true, binding: true, indexField: "spec.nodeName",
+			status: true, binding: true, eviction: true, indexField: "spec.nodeName",
 			newObj: func() runtime.Object { return &corev1.Pod{} }, newList: func() runtime.Object { return &corev1.PodList{} }, fields: podFields},
 		{gvr: corev1.SchemeGroupVersion.WithResource("nodes"), kind: "Node", shortNames: []string{"no"}, status: true,
 			newObj: func() runtime.Object { return &corev1.Node{} }, newList: func() runtime.Object { return &corev1.NodeList{} }, fields: nodeFields},
@@ -198,6 +205,10 @@ func resources() []*resource {
 		{gvr: appsv1.SchemeGroupVersion.WithResource("replicasets"), kind: "ReplicaSet", namespaced: true, shortNames: []string{"rs"}, categories: []string{"all"},
 			status: true, scale: true, fields: rsFields,
 			newObj: func() runtime.Object { return &appsv1.ReplicaSet{} }, newList: func() runtime.Object { return &appsv1.ReplicaSetList{} }},
+		{gvr: policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), kind: "PodDisruptionBudget", namespaced: true, shortNames: []string{"pdb"},
+			status:  true,
+			newObj:  func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
+			newList: func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} }},
 		{gvr: appsv1.SchemeGroupVersion.WithResource("deployments"), kind: "Deployment", namespaced: true, shortNames: []string{"deploy"}, categories: []string{"all"},
 			status: true, scale: true,
 			newObj: func() runtime.Object { return &appsv1.Deployment{} }, newList: func() runtime.Object { return &appsv1.DeploymentList{} }},
@@ -236,6 +247,9 @@ var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 
 // bindingGVK is the kind pods/binding accepts.
 var bindingGVK = corev1.SchemeGroupVersion.WithKind("Binding")
+
+// evictionGVK is the kind pods/eviction accepts.
+var evictionGVK = policyv1.SchemeGroupVersion.WithKind("Eviction")
 
 // objectMeta returns obj's metadata; every served type has ObjectMeta.
 func objectMeta(obj runtime.Object) *metav1.ObjectMeta {

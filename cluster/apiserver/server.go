@@ -398,8 +398,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // serveAPI serves everything under /api/ and /apis/: group discovery or a
 // resource request.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == selfSubjectAccessReviewPath {
+	switch r.URL.Path {
+	case selfSubjectAccessReviewPath:
 		s.serveSelfSubjectAccessReview(w, r)
+		return
+	case selfSubjectReviewPath:
+		s.serveSelfSubjectReview(w, r)
 		return
 	}
 	path := strings.Trim(r.URL.Path, "/")

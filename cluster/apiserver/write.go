@@ -80,6 +80,8 @@ func (q *request) create() error {
 	switch q.ri.Subresource {
 	case "binding":
 		return q.bind()
+	case "eviction":
+		return q.evict()
 	case "":
 	default:
 		return apierrors.NewMethodNotSupported(q.gr(), "create "+q.ri.Subresource)

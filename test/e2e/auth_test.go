@@ -129,6 +129,25 @@ func TestAuthWithKubectl(t *testing.T) {
 	if out, err := alice.try("auth", "can-i", "delete", "pods", "-n", "team"); err == nil || !strings.HasPrefix(out, "no") {
 		t.Errorf("alice can-i delete pods in team: %v %q, want no", err, out)
 	}
+	// kubectl auth whoami (SelfSubjectReview) for each kind of identity:
+	// a token user, the admin's certificate, an impersonated user.
+	whoami := func(k kubectl, args ...string) (string, string) {
+		out := k.run(append([]string{"auth", "whoami", "-o", "jsonpath={.status.userInfo.username}|{.status.userInfo.groups}"}, args...)...)
+		name, groups, _ := strings.Cut(out, "|")
+		return name, groups
+	}
+	if name, groups := whoami(alice); name != "alice" || !strings.Contains(groups, "developers") || !strings.Contains(groups, "system:authenticated") {
+		t.Errorf("alice whoami: %q %q", name, groups)
+	}
+	if out := alice.run("auth", "whoami"); !strings.Contains(out, "alice") || !strings.Contains(out, "1001") {
+		t.Errorf("alice whoami table:\n%s", out)
+	}
+	if _, groups := whoami(admin); !strings.Contains(groups, "system:masters") {
+		t.Errorf("admin whoami: groups %q, want system:masters", groups)
+	}
+	if name, groups := whoami(admin, "--as", "bob", "--as-group", "qa"); name != "bob" || !strings.Contains(groups, "qa") {
+		t.Errorf("admin as bob whoami: %q %q", name, groups)
+	}
 	alice.run("create", "configmap", "c1", "-n", "team", "--from-literal=k=v")
 	for _, args := range [][]string{
 		{"get", "pods", "-n", "default"},
@@ -158,6 +177,9 @@ func TestAuthWithKubectl(t *testing.T) {
 		t.Errorf("%s lists its pods: %s", bound, out)
 	}
 	mine.run("get", "pod", "web", "-n", "team")
+	if name, groups := whoami(mine); name != "system:node:"+bound || !strings.Contains(groups, "system:nodes") {
+		t.Errorf("%s whoami: %q %q", bound, name, groups)
+	}
 	mine.run("label", "node", bound, "kstep.test/own=yes")
 	for _, args := range [][]string{
 		{"get", "pods", "-A"},

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -217,4 +221,73 @@ func TestKubectl(t *testing.T) {
 	k.run("create", "namespace", "team")
 	k.run("create", "configmap", "c1", "-n", "team", "--from-literal=a=b")
 	k.run("delete", "namespace", "team", "--wait=true", "--timeout=30s")
+}
+
+// TestKubectlDrain is kubectl drain against a PodDisruptionBudget, with real
+// kubectl: the budget blocks it (every eviction 429, the budget named),
+// then, loosened, allows it; the node ends cordoned and empty of the
+// budget's pods, which run again on the other node.
+func TestKubectlDrain(t *testing.T) {
+	path := kubectlPath(t)
+	conf, _ := upCLI(t, "--hollow-nodes", "2")
+	k := kubectl{t: t, path: path, conf: conf}
+	k.run("create", "deployment", "web", "--image=registry.kstep.local/app:v1", "--replicas=2")
+	k.run("rollout", "status", "deployment/web", "--timeout=60s")
+	k.run("create", "poddisruptionbudget", "web", "--selector=app=web", "--min-available=2")
+	retry(t, "the budget's status", func() error {
+		out := k.run("get", "pdb", "web", "-o", "jsonpath={.status.currentHealthy}/{.status.desiredHealthy}/{.status.disruptionsAllowed}")
+		if out != "2/2/0" {
+			return fmt.Errorf("status %s, want 2/2/0", out)
+		}
+		return nil
+	})
+	if out := k.run("get", "pdb"); !strings.Contains(out, "MIN AVAILABLE") || !strings.Contains(out, "ALLOWED DISRUPTIONS") {
+		t.Errorf("get pdb:\n%s", out)
+	}
+	node := strings.TrimSpace(k.run("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].spec.nodeName}"))
+	pod := strings.TrimSpace(k.run("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}"))
+
+	// A direct eviction (client-go): 429 naming the budget.
+	cs := clientFor(t, conf, "")
+	err := cs.PolicyV1().Evictions("default").Evict(context.Background(), &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: "default"}})
+	var se *apierrors.StatusError
+	if !errors.As(err, &se) || se.ErrStatus.Code != 429 || se.ErrStatus.Details == nil || len(se.ErrStatus.Details.Causes) == 0 ||
+		!strings.Contains(se.ErrStatus.Details.Causes[0].Message, "The disruption budget web needs 2 healthy pods and has 2 currently") {
+		t.Errorf("eviction: %v (%+v), want 429 naming the budget", err, se)
+	}
+	if out, err := k.try("create", "--raw", "/api/v1/namespaces/default/pods/"+pod+"/eviction", "-f", writeTemp(t, "eviction.json",
+		fmt.Sprintf(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":%q,"namespace":"default"}}`, pod))); err == nil ||
+		!strings.Contains(out, "TooManyRequests") {
+		t.Errorf("kubectl eviction: %v %s, want TooManyRequests", err, out)
+	}
+
+	// drain is blocked: it retries every eviction until its timeout.
+	out, err := k.try("drain", node, "--ignore-daemonsets", "--timeout=12s")
+	if err == nil || !strings.Contains(out, "Cannot evict pod as it would violate the pod's disruption budget") {
+		t.Fatalf("drain against the budget: %v\n%s", err, out)
+	}
+	if unsched := k.run("get", "node", node, "-o", "jsonpath={.spec.unschedulable}"); unsched != "true" {
+		t.Errorf("drain did not cordon %s: %q", node, unsched)
+	}
+
+	// Loosened, the budget lets drain through.
+	k.run("patch", "pdb", "web", "--type=merge", "-p", `{"spec":{"minAvailable":1}}`)
+	out = k.run("drain", node, "--ignore-daemonsets", "--timeout=90s")
+	if !strings.Contains(out, "evicted") || !strings.Contains(out, "drained") {
+		t.Errorf("drain with the budget loosened:\n%s", out)
+	}
+	k.run("rollout", "status", "deployment/web", "--timeout=60s")
+	if on := k.run("get", "pods", "-l", "app=web", "--field-selector", "spec.nodeName="+node, "-o", "name"); strings.TrimSpace(on) != "" {
+		t.Errorf("pods still on the drained node: %s", on)
+	}
+	k.run("uncordon", node)
+}
+
+func writeTemp(t *testing.T, name, body string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	discoveryv1beta1 "k8s.io/api/discovery/v1beta1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -25,6 +26,7 @@ func init() {
 	register(schema.GroupKind{Group: "batch", Kind: "Job"}, typed(jobColumns, jobCells), "jobs")
 	register(schema.GroupKind{Group: "batch", Kind: "CronJob"}, typed(cronJobColumns, cronJobCells), "cronjobs")
 	register(schema.GroupKind{Group: "coordination.k8s.io", Kind: "Lease"}, typed(leaseColumns, leaseCells), "leases")
+	register(schema.GroupKind{Group: "policy", Kind: "PodDisruptionBudget"}, typed(pdbColumns, pdbCells), "poddisruptionbudgets")
 	register(schema.GroupKind{Group: "scheduling.k8s.io", Kind: "PriorityClass"}, typed(priorityClassColumns, priorityClassCells), "priorityclasses")
 	register(schema.GroupKind{Group: "discovery.k8s.io", Kind: "EndpointSlice"}, typed(endpointSliceColumns, endpointSliceCells), "endpointslices")
 	register(schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}, typed(roleBindingColumns("roleBinding"), roleBindingCells), "rolebindings")
@@ -167,6 +169,27 @@ func leaseCells(l *coordinationv1.Lease, now time.Time) []interface{} {
 		holder = *l.Spec.HolderIdentity
 	}
 	return []interface{}{l.Name, holder, since(now, l.CreationTimestamp)}
+}
+
+// PodDisruptionBudget
+
+var pdbColumns = []metav1.TableColumnDefinition{
+	nameColumn,
+	{Name: "Min Available", Type: "string", Description: policyv1.PodDisruptionBudgetSpec{}.SwaggerDoc()["minAvailable"]},
+	{Name: "Max Unavailable", Type: "string", Description: policyv1.PodDisruptionBudgetSpec{}.SwaggerDoc()["maxUnavailable"]},
+	{Name: "Allowed Disruptions", Type: "integer", Description: policyv1.PodDisruptionBudgetStatus{}.SwaggerDoc()["disruptionsAllowed"]},
+	ageColumn,
+}
+
+func pdbCells(pdb *policyv1.PodDisruptionBudget, now time.Time) []interface{} {
+	minAvailable, maxUnavailable := "N/A", "N/A"
+	if pdb.Spec.MinAvailable != nil {
+		minAvailable = pdb.Spec.MinAvailable.String()
+	}
+	if pdb.Spec.MaxUnavailable != nil {
+		maxUnavailable = pdb.Spec.MaxUnavailable.String()
+	}
+	return []interface{}{pdb.Name, minAvailable, maxUnavailable, int64(pdb.Status.DisruptionsAllowed), since(now, pdb.CreationTimestamp)}
 }
 
 // PriorityClass

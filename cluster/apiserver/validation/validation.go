@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -66,6 +67,8 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 		errs = validateReplicaSet(o)
 	case *appsv1.Deployment:
 		errs = validateDeployment(o)
+	case *policyv1.PodDisruptionBudget:
+		errs = validatePodDisruptionBudget(o)
 	case *autoscalingv1.Scale:
 		errs = validateScale(o)
 	case *corev1.Binding:
@@ -125,6 +128,8 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		errs = update(o, old, validateReplicaSetUpdate)
 	case *appsv1.Deployment:
 		errs = update(o, old, validateDeploymentUpdate)
+	case *policyv1.PodDisruptionBudget:
+		errs = update(o, old, validatePodDisruptionBudgetUpdate)
 	case *autoscalingv1.Scale:
 		// Like upstream's /scale handlers: only the Scale itself is checked,
 		// the metadata belongs to the scaled object.
@@ -175,6 +180,8 @@ func ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 		errs = update(o, old, validateReplicaSetStatusUpdate)
 	case *appsv1.Deployment:
 		errs = update(o, old, validateDeploymentStatusUpdate)
+	case *policyv1.PodDisruptionBudget:
+		errs = update(o, old, validatePodDisruptionBudgetStatusUpdate)
 	default:
 		return ValidateUpdate(obj, old)
 	}

@@ -3,6 +3,7 @@ package manager
 import (
 	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/controller/deployment"
+	"github.com/kstep-dev/kstep/cluster/controller/disruption"
 	"github.com/kstep-dev/kstep/cluster/controller/endpoints"
 	"github.com/kstep-dev/kstep/cluster/controller/endpointslice"
 	"github.com/kstep-dev/kstep/cluster/controller/garbagecollector"
@@ -18,6 +19,7 @@ import (
 // registry is every controller the manager can run, by name.
 var registry = map[string]func(*controller.Context) controller.Controller{
 	"deployment":             deployment.New,
+	"disruption":             disruption.New,
 	"endpoints":              endpoints.New,
 	"endpointslice":          endpointslice.New,
 	"endpointslicemirroring": endpointslice.NewMirroring,
