@@ -13,8 +13,9 @@
 // server-side tables), and the write chain of step ①: authentication →
 // authorization → mutating admission → validation → validating admission →
 // storage (chain.go). Every refusal is a metav1.Status and writes nothing,
-// and quotes its input only in excerpts (status.go). Patches are applied by
-// package patch, their work bounded by their input (patch.go); a request's
+// and quotes its input only in excerpts (status.go). Managed fields and
+// server-side apply are apimachinery's field manager (managedfields.go).
+// Patches are applied by package patch, their work bounded by their input (patch.go); a request's
 // line and headers are bounded too, with a 431 (headers.go).
 // Admission plugins (admission.go; their decisions in package admission)
 // read LimitRanges, ResourceQuotas and webhook configurations from the

@@ -110,6 +110,9 @@ type request struct {
 	user User
 	// start is when the request arrived: step ①'s "received".
 	start time.Time
+	// applying: a server-side apply, whose managed fields the apply
+	// computes (mutate does not track them again).
+	applying bool
 }
 
 func (q *request) ctx() context.Context { return q.r.Context() }

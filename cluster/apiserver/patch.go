@@ -62,8 +62,13 @@ func (q *request) patch() error {
 		return err
 	}
 	if pt == applyPatchType {
-		return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", q.gr(), q.ri.Name,
-			"server-side apply is not supported by kstep; use client-side kubectl apply", 0, false)
+		if err := q.checkFieldManagerParams(writeApply); err != nil {
+			return err
+		}
+		return q.apply(data)
+	}
+	if err := q.checkFieldManagerParams(writePatch); err != nil {
+		return err
 	}
 	if q.ri.Subresource == "scale" {
 		return q.writeScale(func(cur *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
@@ -103,6 +108,41 @@ func (q *request) patch() error {
 		}
 		return obj, nil // prepareForUpdate keeps what this subresource may not change
 	})
+	if err != nil {
+		return err
+	}
+	q.s.writeObject(q.w, q.r, http.StatusOK, q.res, obj)
+	return nil
+}
+
+// apply is a server-side apply (application/apply-patch+yaml): the patch
+// merged into the live object by field ownership (managedfields.go), or,
+// when the object does not exist, the object it creates.
+func (q *request) apply(data []byte) error {
+	if q.ri.Subresource == "scale" {
+		return apierrors.NewMethodNotSupported(q.gr(), "apply to scale")
+	}
+	q.applying = true
+	obj, err := q.mutate(q.ri.Name, q.ri.Subresource, func(cur runtime.Object) (runtime.Object, error) {
+		out, err := q.serverSideApply(q.res, cur, data)
+		if err != nil {
+			return nil, err
+		}
+		if err := q.checkNames(objectMeta(out)); err != nil {
+			return nil, err
+		}
+		return out, nil
+	})
+	if apierrors.IsNotFound(err) && q.ri.Subresource == "" {
+		created, aerr := q.serverSideApply(q.res, nil, data)
+		if aerr != nil {
+			return aerr
+		}
+		if err := q.checkNames(objectMeta(created)); err != nil {
+			return err
+		}
+		return q.createObject(created, false)
+	}
 	if err != nil {
 		return err
 	}

@@ -29,11 +29,14 @@ import (
 
 // Server is one apiserver: stateless, the only etcd client of the cluster.
 type Server struct {
-	opts  Options
-	log   *slog.Logger
-	store *storage.Store
-	chain Chain
-	now   func() time.Time
+	// fields are the field managers of managed fields and server-side
+	// apply (managedfields.go).
+	fields fieldManagers
+	opts   Options
+	log    *slog.Logger
+	store  *storage.Store
+	chain  Chain
+	now    func() time.Time
 
 	resources map[schema.GroupVersionResource]*resource
 	groups    []schema.GroupVersion // served group versions, discovery order

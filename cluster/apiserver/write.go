@@ -89,15 +89,29 @@ func (q *request) create() error {
 	if q.ri.Name != "" {
 		return apierrors.NewMethodNotSupported(q.gr(), "create with a name in the URL")
 	}
+	if err := q.checkFieldManagerParams(writeCreate); err != nil {
+		return err
+	}
 	obj, err := q.decodeObject()
 	if err != nil {
 		return err
 	}
+	return q.createObject(obj, true)
+}
+
+// createObject stores a new object: system fields, managed fields (track:
+// the request's manager owns what it sent; an apply computed its own),
+// admission, quota, etcd.
+func (q *request) createObject(obj runtime.Object, track bool) error {
 	m := objectMeta(obj)
 	if m.Name == "" && m.GenerateName == "" {
 		return newInvalid(q.res.gvk().GroupKind(), "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 	}
 	prepareForCreate(q.res, obj, metav1.NewTime(q.s.now()))
+	if track {
+		obj = q.trackUpdate(q.res, nil, obj, "")
+		m = objectMeta(obj)
+	}
 	if err := q.admit(Create, "", obj, nil); err != nil {
 		return err
 	}
@@ -193,6 +207,11 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 			return nil, apierrors.NewConflict(q.gr(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, objectMeta(old).UID))
 		}
 		prepareForUpdate(sr, obj, old, sub)
+		if !q.applying {
+			// What this write changed is its manager's (an apply's fields
+			// were computed by the apply).
+			obj = q.trackUpdate(sr, old, obj, q.ri.Subresource)
+		}
 		if err := q.admit(Update, sub, q.fromStorage(obj), q.fromStorage(old)); err != nil {
 			return nil, err
 		}
@@ -203,7 +222,7 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 				return q.deleteNow(key, obj, curRev)
 			}
 		}
-		if semanticallyEqual(obj, old) {
+		if semanticallyEqual(obj, old) && managedFieldsEqual(objectMeta(obj).ManagedFields, objectMeta(old).ManagedFields) {
 			return q.fromStorage(old), nil
 		}
 		if q.dryRun() {
@@ -257,6 +276,9 @@ func (q *request) update() error {
 	var err error
 	if q.ri.Subresource == "scale" {
 		return q.updateScale()
+	}
+	if err := q.checkFieldManagerParams(writeUpdate); err != nil {
+		return err
 	}
 	if body, err = q.decodeObject(); err != nil {
 		return err

@@ -291,3 +291,125 @@ func writeTemp(t *testing.T, name, body string) string {
 	}
 	return f
 }
+
+// ssaDeployment is the Deployment of TestKubectlServerSideApply: each
+// field manager applies its own container; apply merges them by name.
+const ssaDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ssa
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: ssa}}
+  template:
+    metadata: {labels: {app: ssa}}
+    spec:
+      containers:
+      - name: %s
+        image: %s
+`
+
+// TestKubectlServerSideApply is kubectl apply --server-side with real
+// kubectl: the first apply creates, the second (unchanged) is a no-op; a
+// second field manager's apply of another container merges with the first
+// by name; its apply of the first manager's image conflicts (409 naming
+// the manager and the field) until --force-conflicts takes it over; the
+// managed fields say who owns what.
+func TestKubectlServerSideApply(t *testing.T) {
+	path := kubectlPath(t)
+	conf, _ := upCLI(t, "--hollow-nodes", "1")
+	k := kubectl{t: t, path: path, conf: conf}
+	f := func(name, image string) string {
+		return writeTemp(t, "deploy.yaml", fmt.Sprintf(ssaDeployment, name, image))
+	}
+	if out := k.run("apply", "--server-side", "-f", f("web", "registry.kstep.local/app:v1")); !strings.Contains(out, "deployment.apps/ssa serverside-applied") {
+		t.Fatalf("first apply: %s", out)
+	}
+	// An unchanged apply writes nothing (a ConfigMap: no controller
+	// writes it meanwhile).
+	cm := writeTemp(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa}\ndata: {a: b}\n")
+	k.run("apply", "--server-side", "-f", cm)
+	rv := k.run("get", "cm", "ssa", "-o", "jsonpath={.metadata.resourceVersion}")
+	if out := k.run("apply", "--server-side", "-f", cm); !strings.Contains(out, "serverside-applied") {
+		t.Errorf("second apply: %s", out)
+	}
+	if again := k.run("get", "cm", "ssa", "-o", "jsonpath={.metadata.resourceVersion}"); again != rv {
+		t.Errorf("an unchanged apply wrote: resourceVersion %s → %s", rv, again)
+	}
+
+	// A second manager's container merges by name.
+	k.run("apply", "--server-side", "--field-manager=sidecar-injector", "-f", f("sidecar", "registry.kstep.local/app:v1"))
+	if names := k.run("get", "deploy", "ssa", "-o", "jsonpath={.spec.template.spec.containers[*].name}"); names != "web sidecar" {
+		t.Errorf("containers after the second manager's apply: %q, want \"web sidecar\"", names)
+	}
+
+	// Its apply of the first manager's image conflicts.
+	out, err := k.try("apply", "--server-side", "--field-manager=sidecar-injector", "-f", f("web", "registry.kstep.local/app:v2"))
+	if err == nil || !strings.Contains(out, "conflict") || !strings.Contains(out, `"kubectl"`) ||
+		!strings.Contains(out, `.spec.template.spec.containers[name="web"].image`) {
+		t.Fatalf("conflicting apply: %v\n%s", err, out)
+	}
+	if img := k.run("get", "deploy", "ssa", "-o", `jsonpath={.spec.template.spec.containers[?(@.name=="web")].image}`); img != "registry.kstep.local/app:v1" {
+		t.Errorf("a refused apply changed the image to %s", img)
+	}
+	k.run("apply", "--server-side", "--force-conflicts", "--field-manager=sidecar-injector", "-f", f("web", "registry.kstep.local/app:v2"))
+	if img := k.run("get", "deploy", "ssa", "-o", `jsonpath={.spec.template.spec.containers[?(@.name=="web")].image}`); img != "registry.kstep.local/app:v2" {
+		t.Errorf("after --force-conflicts the image is %s", img)
+	}
+
+	// Who owns what: the forced image moved to sidecar-injector.
+	var d struct {
+		Metadata struct {
+			ManagedFields []struct {
+				Manager   string         `json:"manager"`
+				Operation string         `json:"operation"`
+				FieldsV1  map[string]any `json:"fieldsV1"`
+			} `json:"managedFields"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(k.run("get", "deploy", "ssa", "-o", "json", "--show-managed-fields")), &d); err != nil {
+		t.Fatal(err)
+	}
+	// sidecar-injector's last apply named only the web container: the
+	// sidecar it no longer applies, and nobody else owns, is gone.
+	if names := k.run("get", "deploy", "ssa", "-o", "jsonpath={.spec.template.spec.containers[*].name}"); names != "web" {
+		t.Errorf("containers after sidecar-injector's apply without its sidecar: %q, want \"web\"", names)
+	}
+	webImage := []string{"f:spec", "f:template", "f:spec", "f:containers", `k:{"name":"web"}`, "f:image"}
+	sidecar := []string{"f:spec", "f:template", "f:spec", "f:containers", `k:{"name":"sidecar"}`, "f:image"}
+	entry := map[string]map[string]any{}
+	for _, m := range d.Metadata.ManagedFields {
+		entry[m.Manager+"/"+m.Operation] = m.FieldsV1
+	}
+	kc, si := entry["kubectl/Apply"], entry["sidecar-injector/Apply"]
+	if kc == nil || si == nil || owns(kc, webImage...) || !owns(si, webImage...) || owns(si, sidecar...) ||
+		!owns(kc, "f:spec", "f:template", "f:spec", "f:containers", `k:{"name":"web"}`, "f:name") {
+		t.Errorf("managed fields after --force-conflicts: kubectl %v, sidecar-injector %v", kc, si)
+	}
+	// A plain update records an Update entry for its manager.
+	k.run("label", "deploy", "ssa", "team=a")
+	if err := json.Unmarshal([]byte(k.run("get", "deploy", "ssa", "-o", "json", "--show-managed-fields")), &d); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range d.Metadata.ManagedFields {
+		b, _ := json.Marshal(m.FieldsV1)
+		found = found || (m.Operation == "Update" && strings.Contains(string(b), `"f:team"`))
+	}
+	if !found {
+		t.Errorf("kubectl label left no Update entry owning the label: %+v", d.Metadata.ManagedFields)
+	}
+}
+
+// owns reports whether a FieldsV1 set has the path.
+func owns(fields map[string]any, path ...string) bool {
+	cur := fields
+	for _, p := range path {
+		next, ok := cur[p].(map[string]any)
+		if !ok {
+			return false
+		}
+		cur = next
+	}
+	return true
+}

@@ -18,7 +18,12 @@
 // see), patchStrategy/patchMergeKey tags give the
 // x-kubernetes-patch-* extensions, SwaggerDoc() gives descriptions, and
 // definition names follow the upstream convention
-// (k8s.io/api/core/v1.Pod -> io.k8s.api.core.v1.Pod).
+// (k8s.io/api/core/v1.Pod -> io.k8s.api.core.v1.Pod). The list and map
+// semantics (x-kubernetes-list-type, -list-map-keys, -map-type), which
+// reflection cannot see, come from client-go's structured-merge-diff
+// schemas (listtypes.go, TypeConverter), the ones the apiserver's field
+// manager merges server-side applies with: containers by name, ports by
+// containerPort and protocol, as upstream's models.
 //
 // What kubectl (v1.32, checked against its sources and the real binary in
 // kubectl_test.go) needs from these documents: every PATCH operation (and

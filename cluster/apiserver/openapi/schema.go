@@ -138,6 +138,7 @@ func (g *generator) definitionBody(t reflect.Type) *jsonSchema {
 	}
 	s := g.structSchema(t)
 	s.Description = typeDescription(t)
+	s.Extensions = append(s.Extensions, typeSemantics(definitionName(t))...)
 	return s
 }
 
@@ -288,6 +289,10 @@ func (g *generator) structSchema(t reflect.Type) *jsonSchema {
 		}
 	}
 	s := &jsonSchema{Type: "object", Properties: []property{}}
+	def := ""
+	if t.Name() != "" {
+		def = definitionName(t)
+	}
 	for i, f := range fields {
 		if best[f.name] != i {
 			continue
@@ -298,7 +303,7 @@ func (g *generator) structSchema(t reflect.Type) *jsonSchema {
 		} else {
 			ps = g.schemaFor(f.typ)
 		}
-		ps = withSiblings(ps, f)
+		ps = withSiblings(ps, f, fieldSemantics(def, f.name)...)
 		s.Properties = append(s.Properties, property{Name: f.name, Schema: ps})
 		if !f.optional {
 			s.Required = append(s.Required, f.name)
@@ -307,9 +312,10 @@ func (g *generator) structSchema(t reflect.Type) *jsonSchema {
 	return s
 }
 
-// withSiblings adds the field's description and patch extensions. A $ref
-// schema is copied so the shared definition is never modified.
-func withSiblings(ps *jsonSchema, f field) *jsonSchema {
+// withSiblings adds the field's description, patch extensions and list
+// semantics (more). A $ref schema is copied so the shared definition is
+// never modified.
+func withSiblings(ps *jsonSchema, f field, more ...extension) *jsonSchema {
 	var exts []extension
 	if v := f.tag.Get("patchMergeKey"); v != "" {
 		exts = append(exts, extension{"x-kubernetes-patch-merge-key", v})
@@ -317,6 +323,7 @@ func withSiblings(ps *jsonSchema, f field) *jsonSchema {
 	if v := f.tag.Get("patchStrategy"); v != "" {
 		exts = append(exts, extension{"x-kubernetes-patch-strategy", v})
 	}
+	exts = append(exts, more...)
 	if f.doc == "" && len(exts) == 0 {
 		return ps
 	}

@@ -764,3 +764,64 @@ func TestUnstructuredResource(t *testing.T) {
 		t.Error("no schema with the Widget GVK")
 	}
 }
+
+// The models carry upstream's list and map semantics, from the same
+// structured-merge-diff schemas the field manager merges with: containers
+// a list-map by name, container ports by containerPort and protocol,
+// finalizers a set, a label selector an atomic struct.
+func TestListSemantics(t *testing.T) {
+	srv := newServer(t)
+	dc := discoveryFor(t, srv.URL)
+	root := openapi3.NewRoot(openapi.NewClient(dc.RESTClient()))
+	core, err := root.GVSpec(schema.GroupVersion{Version: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps, err := root.GVSpec(schema.GroupVersion{Group: "apps", Version: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prop := func(doc *spec3.OpenAPI, def, field string) spec.Extensions {
+		t.Helper()
+		s, ok := doc.Components.Schemas[def]
+		if !ok {
+			t.Fatalf("no definition %s", def)
+		}
+		p, ok := s.Properties[field]
+		if !ok {
+			t.Fatalf("%s has no %s", def, field)
+		}
+		return p.Extensions
+	}
+	for _, tc := range []struct {
+		doc        *spec3.OpenAPI
+		def, field string
+		listType   string
+		keys       []string
+	}{
+		{core, "io.k8s.api.core.v1.PodSpec", "containers", "map", []string{"name"}},
+		{core, "io.k8s.api.core.v1.Container", "ports", "map", []string{"containerPort", "protocol"}},
+		{core, "io.k8s.api.core.v1.ServiceSpec", "ports", "map", []string{"port", "protocol"}},
+		{core, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "finalizers", "set", nil},
+		{core, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "ownerReferences", "map", []string{"uid"}},
+		{core, "io.k8s.api.core.v1.Container", "args", "atomic", nil},
+	} {
+		ext := prop(tc.doc, tc.def, tc.field)
+		if got, _ := ext.GetString("x-kubernetes-list-type"); got != tc.listType {
+			t.Errorf("%s.%s: list type %q, want %q (%v)", tc.def, tc.field, got, tc.listType, ext)
+		}
+		if tc.keys != nil {
+			got, _ := ext.GetStringSlice("x-kubernetes-list-map-keys")
+			if strings.Join(got, ",") != strings.Join(tc.keys, ",") {
+				t.Errorf("%s.%s: keys %v, want %v", tc.def, tc.field, got, tc.keys)
+			}
+		}
+	}
+	sel, ok := apps.Components.Schemas["io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector"]
+	if !ok {
+		t.Fatal("no LabelSelector definition")
+	}
+	if mt, _ := sel.Extensions.GetString("x-kubernetes-map-type"); mt != "atomic" {
+		t.Errorf("LabelSelector: map type %q, want atomic", mt)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -159,6 +160,10 @@ func contents() []content {
 		row(discoveryv1.SchemeGroupVersion.WithResource("endpointslices").GroupResource(),
 			func(cs kubernetes.Interface, ns string) collection[*discoveryv1.EndpointSliceList] {
 				return cs.DiscoveryV1().EndpointSlices(ns)
+			}),
+		row(policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets").GroupResource(),
+			func(cs kubernetes.Interface, ns string) collection[*policyv1.PodDisruptionBudgetList] {
+				return cs.PolicyV1().PodDisruptionBudgets(ns)
 			}),
 		row(core("configmaps"), func(cs kubernetes.Interface, ns string) collection[*corev1.ConfigMapList] {
 			return cs.CoreV1().ConfigMaps(ns)

@@ -1,0 +1,238 @@
+package apiserver
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kstep-dev/kstep/cluster/apiserver/openapi"
+)
+
+// Managed fields and server-side apply are apimachinery's field manager on
+// structured-merge-diff, as upstream's apiserver uses them. The types'
+// schemas, with upstream's list-map keys (containers by name, ports by
+// containerPort and protocol, ...), are client-go's built-in ones: the
+// schemas upstream generates its apply configurations from.
+
+// typeConverter is the types' schemas (parsed once, on first use, ~100 ms),
+// shared with the OpenAPI models' list semantics.
+var typeConverter = openapi.TypeConverter
+
+// fieldManagers holds one field manager per stored kind and subresource.
+type fieldManagers struct {
+	mu sync.Mutex
+	m  map[fieldManagerKey]*managedfields.FieldManager
+}
+
+type fieldManagerKey struct {
+	gvk schema.GroupVersionKind
+	sub string
+}
+
+// trackedSubresource says whether writes through sub record managed
+// fields: the main resource, status and scale do, as upstream; the
+// scheduler's binding and the namespace finalizer's write do not.
+func trackedSubresource(sub string) bool {
+	return sub == "" || sub == "status" || sub == "scale"
+}
+
+// get returns the field manager of r's stored kind for writes through sub,
+// or nil for a kind the schemas do not know.
+func (f *fieldManagers) get(r *resource, sub string) *managedfields.FieldManager {
+	gvk := r.gvk()
+	k := fieldManagerKey{gvk, sub}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fm, ok := f.m[k]; ok {
+		return fm
+	}
+	if f.m == nil {
+		f.m = map[fieldManagerKey]*managedfields.FieldManager{}
+	}
+	v := fieldpath.APIVersion(gvk.GroupVersion().String())
+	var reset map[fieldpath.APIVersion]*fieldpath.Set
+	switch {
+	case sub == "" && r.status:
+		// The main resource's writes do not own the status, whatever
+		// they send (it is reset to the stored one).
+		reset = map[fieldpath.APIVersion]*fieldpath.Set{v: fieldpath.NewSet(fieldpath.MakePathOrDie("status"))}
+	case sub == "status":
+		reset = map[fieldpath.APIVersion]*fieldpath.Set{v: fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))}
+	}
+	var filters map[fieldpath.APIVersion]fieldpath.Filter
+	if reset != nil {
+		filters = fieldpath.NewExcludeFilterSetMap(reset)
+	}
+	fm, err := managedfields.NewDefaultFieldManager(typeConverter(), scheme.Scheme, scheme.Scheme, scheme.Scheme,
+		gvk, gvk.GroupVersion(), sub, filters)
+	if err != nil {
+		fm = nil // a kind the schemas lack: its writes carry no managed fields
+	}
+	f.m[k] = fm
+	return fm
+}
+
+// manager is the request's field manager: ?fieldManager=, else the client's
+// User-Agent up to its first "/", printable characters only, at most 128
+// (upstream's managerOrUserAgent).
+func (q *request) manager() string {
+	if m := q.r.URL.Query().Get("fieldManager"); m != "" {
+		return m
+	}
+	ua, _, _ := strings.Cut(q.r.UserAgent(), "/")
+	ua = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, ua)
+	if len(ua) > 128 {
+		ua = ua[:128]
+	}
+	return ua
+}
+
+// The writes whose options name a field manager.
+const (
+	writeCreate = iota
+	writeUpdate
+	writePatch
+	writeApply
+)
+
+// checkFieldManagerParams refuses what upstream's option validation
+// refuses: an apply without a field manager, force on a patch that is not
+// an apply, a manager name too long or not printable.
+func (q *request) checkFieldManagerParams(write int) error {
+	query := q.r.URL.Query()
+	var errs field.ErrorList
+	m := query.Get("fieldManager")
+	if write == writeApply && m == "" {
+		errs = append(errs, field.Required(field.NewPath("fieldManager"), "is required for apply patch"))
+	}
+	if len(m) > 128 {
+		errs = append(errs, field.TooLong(field.NewPath("fieldManager"), "", 128))
+	}
+	for _, r := range m {
+		if !unicode.IsPrint(r) {
+			errs = append(errs, field.Invalid(field.NewPath("fieldManager"), m, "invalid characters"))
+			break
+		}
+	}
+	if f, ok := query["force"]; ok && (write == writePatch || write == writeApply) {
+		if write == writePatch {
+			errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
+		}
+		if len(f) > 0 && f[0] != "true" && f[0] != "false" {
+			return badRequest("force must be true or false; got %q", f[0])
+		}
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
+	}
+	return nil
+}
+
+// trackUpdate records in obj's managed fields what this write changed
+// against live (nil for a create), as the request's manager's. A write
+// whose managed fields cannot be computed keeps live's, as upstream's
+// UpdateNoErrors does.
+func (q *request) trackUpdate(sr *resource, live, obj runtime.Object, sub string) runtime.Object {
+	if !trackedSubresource(sub) {
+		return obj
+	}
+	fm := q.s.fields.get(sr, sub)
+	if fm == nil {
+		return obj
+	}
+	if live == nil {
+		live = sr.newObj()
+	}
+	return fm.UpdateNoErrors(live, obj, q.manager())
+}
+
+// serverSideApply applies an apply patch (YAML or JSON, a partial object of
+// the request's kind) to live (nil: the object does not exist, and the
+// apply creates it) with the request's field manager; conflicts with
+// other managers are a 409 naming them, unless ?force=true.
+func (q *request) serverSideApply(sr *resource, live runtime.Object, data []byte) (runtime.Object, error) {
+	fm := q.s.fields.get(sr, q.ri.Subresource)
+	if fm == nil {
+		return nil, unsupportedMediaType(applyPatchType)
+	}
+	patchObj := &unstructured.Unstructured{Object: map[string]any{}}
+	if err := yaml.Unmarshal(data, &patchObj.Object); err != nil {
+		return nil, badRequest("error decoding YAML: %v", err)
+	}
+	if err := checkApplyKind(patchObj, q.res.gvk()); err != nil {
+		return nil, err
+	}
+	if m := patchObj.GetName(); m != "" && q.ri.Name != "" && m != q.ri.Name {
+		return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", m, q.ri.Name)
+	}
+	if ns := patchObj.GetNamespace(); ns != "" && q.ri.Namespace != "" && ns != q.ri.Namespace {
+		return nil, badRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	if live == nil {
+		live = sr.newObj()
+	}
+	force := q.r.URL.Query().Get("force") == "true"
+	out, err := fm.Apply(live, patchObj, q.manager(), force)
+	if err != nil {
+		if isStatus(err) {
+			return nil, err // a conflict's 409, the field manager's 400s
+		}
+		// A patch the schema does not fit (a field not declared, a wrong
+		// type): upstream's 400.
+		return nil, badRequest("%s", excerpt(err.Error(), maxQuotedRun))
+	}
+	return out, nil
+}
+
+// checkApplyKind refuses an apply patch for another kind, as upstream.
+func checkApplyKind(u *unstructured.Unstructured, gvk schema.GroupVersionKind) error {
+	got := u.GroupVersionKind()
+	if got.Kind == "" || got.Version == "" {
+		return badRequest("apiVersion and kind are required in an apply patch")
+	}
+	if got != gvk {
+		return badRequest("invalid object type: %s", got)
+	}
+	return nil
+}
+
+func isStatus(err error) bool {
+	_, ok := err.(apierrors.APIStatus)
+	return ok
+}
+
+// managedFieldsEqual compares two objects' managed fields, timestamps
+// aside: a write that changes only when a manager last wrote is a no-op, as
+// upstream's IgnoreManagedFieldsTimestampsTransformer makes it.
+func managedFieldsEqual(a, b []metav1.ManagedFieldsEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Manager != y.Manager || x.Operation != y.Operation || x.APIVersion != y.APIVersion ||
+			x.FieldsType != y.FieldsType || x.Subresource != y.Subresource {
+			return false
+		}
+		if (x.FieldsV1 == nil) != (y.FieldsV1 == nil) || (x.FieldsV1 != nil && string(x.FieldsV1.Raw) != string(y.FieldsV1.Raw)) {
+			return false
+		}
+	}
+	return true
+}
