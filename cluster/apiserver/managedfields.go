@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"strings"
-	"sync"
 	"unicode"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,11 +28,9 @@ import (
 // shared with the OpenAPI models' list semantics.
 var typeConverter = openapi.TypeConverter
 
-// fieldManagers holds one field manager per stored kind and subresource.
-type fieldManagers struct {
-	mu sync.Mutex
-	m  map[fieldManagerKey]*managedfields.FieldManager
-}
+// fieldManagers holds one field manager per served kind and tracked
+// subresource, built when the server starts and read without a lock.
+type fieldManagers map[fieldManagerKey]*managedfields.FieldManager
 
 type fieldManagerKey struct {
 	gvk schema.GroupVersionKind
@@ -47,19 +44,29 @@ func trackedSubresource(sub string) bool {
 	return sub == "" || sub == "status" || sub == "scale"
 }
 
-// get returns the field manager of r's stored kind for writes through sub,
-// or nil for a kind the schemas do not know.
-func (f *fieldManagers) get(r *resource, sub string) *managedfields.FieldManager {
+// newFieldManagers builds the field managers of rs: a kind the schemas do
+// not know has none, and its writes carry no managed fields.
+func newFieldManagers(rs []*resource) fieldManagers {
+	f := fieldManagers{}
+	for _, r := range rs {
+		subs := []string{""}
+		if r.status {
+			subs = append(subs, "status")
+		}
+		if r.scale {
+			subs = append(subs, "scale")
+		}
+		for _, sub := range subs {
+			if fm := newFieldManager(r, sub); fm != nil {
+				f[fieldManagerKey{r.gvk(), sub}] = fm
+			}
+		}
+	}
+	return f
+}
+
+func newFieldManager(r *resource, sub string) *managedfields.FieldManager {
 	gvk := r.gvk()
-	k := fieldManagerKey{gvk, sub}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if fm, ok := f.m[k]; ok {
-		return fm
-	}
-	if f.m == nil {
-		f.m = map[fieldManagerKey]*managedfields.FieldManager{}
-	}
 	v := fieldpath.APIVersion(gvk.GroupVersion().String())
 	var reset map[fieldpath.APIVersion]*fieldpath.Set
 	switch {
@@ -77,10 +84,15 @@ func (f *fieldManagers) get(r *resource, sub string) *managedfields.FieldManager
 	fm, err := managedfields.NewDefaultFieldManager(typeConverter(), scheme.Scheme, scheme.Scheme, scheme.Scheme,
 		gvk, gvk.GroupVersion(), sub, filters)
 	if err != nil {
-		fm = nil // a kind the schemas lack: its writes carry no managed fields
+		return nil
 	}
-	f.m[k] = fm
 	return fm
+}
+
+// get returns the field manager of r's kind for writes through sub (nil:
+// none).
+func (f fieldManagers) get(r *resource, sub string) *managedfields.FieldManager {
+	return f[fieldManagerKey{r.gvk(), sub}]
 }
 
 // manager is the request's field manager: ?fieldManager=, else the client's

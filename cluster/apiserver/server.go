@@ -104,7 +104,9 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 	}
 	cm := storage.NewCacheMetrics(reg)
 	var specs []openapi.Resource
-	for _, r := range resources() {
+	served := resources()
+	s.fields = newFieldManagers(served)
+	for _, r := range served {
 		s.resources[r.gvr] = r
 		gv := r.gvr.GroupVersion()
 		if !containsGV(s.groups, gv) {

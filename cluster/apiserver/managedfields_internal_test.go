@@ -1,0 +1,62 @@
+package apiserver
+
+import (
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+)
+
+// BenchmarkManagedFields is what recording managed fields adds to a write,
+// the field manager alone: a pod's create, a kubelet's status update of
+// it, a node's Lease renewal (kstep's most frequent writes).
+func BenchmarkManagedFields(b *testing.B) {
+	rs := resources()
+	f := newFieldManagers(rs)
+	res := map[string]*resource{}
+	for _, r := range rs {
+		res[r.gvr.Resource] = r
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.kstep.local/app:v1",
+			Ports: []corev1.ContainerPort{{ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}}}}}
+	created := f.get(res["pods"], "").UpdateNoErrors(&corev1.Pod{}, pod.DeepCopy(), "kstep-load").(*corev1.Pod)
+	running := created.DeepCopy()
+	now := metav1.Now()
+	running.Spec.NodeName = "hollow-0"
+	running.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.2", StartTime: &now, Conditions: []corev1.PodCondition{
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}}}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "hollow-0", Namespace: "kube-node-lease"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("hollow-0"), LeaseDurationSeconds: ptr.To[int32](40)}}
+	lease = f.get(res["leases"], "").UpdateNoErrors(&coordinationv1.Lease{}, lease, "kstep").(*coordinationv1.Lease)
+
+	for _, bc := range []struct {
+		name      string
+		r         *resource
+		sub       string
+		live, obj func(i int) runtime.Object
+	}{
+		{"pod-create", res["pods"], "", func(int) runtime.Object { return &corev1.Pod{} }, func(int) runtime.Object { return pod.DeepCopy() }},
+		{"pod-status", res["pods"], "status", func(int) runtime.Object { return created.DeepCopy() }, func(int) runtime.Object { return running.DeepCopy() }},
+		{"lease-renew", res["leases"], "", func(int) runtime.Object { return lease.DeepCopy() }, func(i int) runtime.Object {
+			l := lease.DeepCopy()
+			l.Spec.RenewTime = &metav1.MicroTime{Time: time.Unix(int64(i), 0)}
+			return l
+		}},
+	} {
+		fm := f.get(bc.r, bc.sub)
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				live, obj := bc.live(i), bc.obj(i)
+				if out := fm.UpdateNoErrors(live, obj, "bench"); out == nil {
+					b.Fatal("no object")
+				}
+			}
+		})
+	}
+}
