@@ -9,6 +9,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -23,18 +24,8 @@ var ssarResource = authorizationv1.SchemeGroupVersion.WithResource("selfsubjecta
 // authenticated user; asking needs create on selfsubjectaccessreviews
 // (system:basic-user grants it to every authenticated user).
 func (s *Server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		writeError(w, apierrors.NewMethodNotSupported(ssarResource, strings.ToLower(r.Method)))
-		return
-	}
-	u, ok := userFrom(r.Context())
+	u, ok := s.selfReviewer(w, r, ssarResource)
 	if !ok {
-		writeError(w, apierrors.NewUnauthorized("Unauthorized"))
-		return
-	}
-	asking := Attributes{User: u, Verb: "create", APIGroup: ssarResource.Group, Resource: ssarResource.Resource}
-	if err := s.chain.Authz.Authorize(r.Context(), asking); err != nil {
-		writeError(w, apierrors.NewForbidden(ssarResource, "", err))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes))
@@ -82,18 +73,8 @@ var ssrResource = authenticationv1.SchemeGroupVersion.WithResource("selfsubjectr
 // grants it, as upstream). The body, if any, is not read: the review has no
 // spec.
 func (s *Server) serveSelfSubjectReview(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		writeError(w, apierrors.NewMethodNotSupported(ssrResource, strings.ToLower(r.Method)))
-		return
-	}
-	u, ok := userFrom(r.Context())
+	u, ok := s.selfReviewer(w, r, ssrResource)
 	if !ok {
-		writeError(w, apierrors.NewUnauthorized("Unauthorized"))
-		return
-	}
-	asking := Attributes{User: u, Verb: "create", APIGroup: ssrResource.Group, Resource: ssrResource.Resource}
-	if err := s.chain.Authz.Authorize(r.Context(), asking); err != nil {
-		writeError(w, apierrors.NewForbidden(ssrResource, "", err))
 		return
 	}
 	info := authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}
@@ -109,4 +90,25 @@ func (s *Server) serveSelfSubjectReview(w http.ResponseWriter, r *http.Request) 
 		Status:     authenticationv1.SelfSubjectReviewStatus{UserInfo: info},
 	}
 	writeJSON(w, http.StatusCreated, review)
+}
+
+// selfReviewer admits a review a user asks about itself: a POST by an
+// authenticated user allowed to create the review resource gr. It answers
+// the refusal itself.
+func (s *Server) selfReviewer(w http.ResponseWriter, r *http.Request, gr schema.GroupResource) (User, bool) {
+	if r.Method != http.MethodPost {
+		writeError(w, apierrors.NewMethodNotSupported(gr, strings.ToLower(r.Method)))
+		return User{}, false
+	}
+	u, ok := userFrom(r.Context())
+	if !ok {
+		writeError(w, apierrors.NewUnauthorized("Unauthorized"))
+		return User{}, false
+	}
+	asking := Attributes{User: u, Verb: "create", APIGroup: gr.Group, Resource: gr.Resource}
+	if err := s.chain.Authz.Authorize(r.Context(), asking); err != nil {
+		writeError(w, apierrors.NewForbidden(gr, "", err))
+		return User{}, false
+	}
+	return u, true
 }

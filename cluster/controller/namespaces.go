@@ -3,7 +3,9 @@ package controller
 import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // NamespaceActive reports whether the cached namespace exists and is not
@@ -29,4 +31,17 @@ func NamespaceOf(obj any) (string, bool) {
 		return "", false
 	}
 	return ns.Name, true
+}
+
+// ObjectNamespace is a namespace-keyed controller's key for an object's
+// event: the namespace the object (or a deletion's tombstone) is in.
+func ObjectNamespace(obj any) (string, bool) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", false
+	}
+	return m.GetNamespace(), true
 }

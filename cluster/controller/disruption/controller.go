@@ -88,30 +88,19 @@ func (dc *Controller) Run(ctx context.Context) {
 }
 
 func (dc *Controller) enqueue(obj any) {
-	if ns, ok := namespaceOf(obj); ok {
+	if ns, ok := controller.ObjectNamespace(obj); ok {
 		dc.queue.Add(ns)
 	}
 }
 
 func (dc *Controller) enqueueIfBudgeted(obj any) {
-	ns, ok := namespaceOf(obj)
+	ns, ok := controller.ObjectNamespace(obj)
 	if !ok {
 		return
 	}
 	if l, err := dc.pdbs.PodDisruptionBudgets(ns).List(labels.Everything()); err == nil && len(l) > 0 {
 		dc.queue.Add(ns)
 	}
-}
-
-func namespaceOf(obj any) (string, bool) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return "", false
-	}
-	return m.GetNamespace(), true
 }
 
 // sync sets the status of every budget in the namespace, and comes back

@@ -68,32 +68,21 @@ func (rc *Controller) Run(ctx context.Context) {
 }
 
 func (rc *Controller) enqueueObject(obj any) {
-	if m, err := metaNamespace(obj); err == nil {
-		rc.queue.Add(m)
+	if ns, ok := controller.ObjectNamespace(obj); ok {
+		rc.queue.Add(ns)
 	}
 }
 
 // enqueuePod enqueues the pod's namespace when it has a quota: pods in
 // namespaces without one cost a lister lookup.
 func (rc *Controller) enqueuePod(obj any) {
-	ns, err := metaNamespace(obj)
-	if err != nil {
+	ns, ok := controller.ObjectNamespace(obj)
+	if !ok {
 		return
 	}
 	if qs, err := rc.quotas.ResourceQuotas(ns).List(labels.Everything()); err == nil && len(qs) > 0 {
 		rc.queue.Add(ns)
 	}
-}
-
-func metaNamespace(obj any) (string, error) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	m, ok := obj.(metav1.Object)
-	if !ok {
-		return "", fmt.Errorf("%T has no metadata", obj)
-	}
-	return m.GetNamespace(), nil
 }
 
 // sync sets status.hard and status.used of every quota in the namespace.
