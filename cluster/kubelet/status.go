@@ -125,7 +125,13 @@ func computeStatus(in statusInput) corev1.PodStatus {
 	if terminal {
 		initialized.Reason = "PodCompleted"
 	}
-	owned := []corev1.PodCondition{initialized, ready, containersReady, scheduled}
+	// PodReadyToStartContainers (upstream since v1.29): the sandbox is up
+	// with its network, so the containers can start.
+	sandboxReady := corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionFalse}
+	if sb := in.rt.readySandbox(); sb != nil && !terminal {
+		sandboxReady.Status = corev1.ConditionTrue
+	}
+	owned := []corev1.PodCondition{sandboxReady, initialized, ready, containersReady, scheduled}
 	for _, c := range owned {
 		st.Conditions = append(st.Conditions, withTransition(c, old.Conditions, in.now))
 	}

@@ -90,10 +90,32 @@ func TestComputeStatus(t *testing.T) {
 			if cs.RestartCount != tt.restarts || (cs.LastTerminationState.Terminated != nil) != tt.lastState {
 				t.Errorf("restarts %d lastState %+v", cs.RestartCount, cs.LastTerminationState)
 			}
+			// The five conditions of upstream's kubelet; the sandbox is up
+			// (with its network) unless the pod has finished.
+			for _, ct := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled} {
+				if findCondition(st.Conditions, ct) == nil {
+					t.Errorf("no %s condition: %+v", ct, st.Conditions)
+				}
+			}
+			terminal := tt.phase == corev1.PodSucceeded || tt.phase == corev1.PodFailed
+			if c := findCondition(st.Conditions, corev1.PodReadyToStartContainers); c != nil && (c.Status == corev1.ConditionTrue) == terminal {
+				t.Errorf("PodReadyToStartContainers %s in phase %s", c.Status, st.Phase)
+			}
 			if st.PodIP != "240.0.0.2" || st.HostIP != "240.0.0.1" || st.StartTime == nil || !st.StartTime.Time.Equal(t0) {
 				t.Errorf("ips %s %s start %v", st.PodIP, st.HostIP, st.StartTime)
 			}
 		})
+	}
+}
+
+// No ready sandbox yet (being created, or its network failed): the pod is
+// not ready to start containers.
+func TestNotReadyToStartContainersWithoutASandbox(t *testing.T) {
+	in := input(corev1.RestartPolicyAlways)
+	in.rt.sandboxes = nil
+	st := computeStatus(in)
+	if c := findCondition(st.Conditions, corev1.PodReadyToStartContainers); c == nil || c.Status != corev1.ConditionFalse {
+		t.Errorf("PodReadyToStartContainers %+v, want False", c)
 	}
 }
 

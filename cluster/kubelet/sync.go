@@ -519,7 +519,7 @@ func (k *Kubelet) execProbe(ctx context.Context, id string, cmd []string, timeou
 // mergeOwnConditions is cur with the kubelet's own condition types taken
 // from mine.
 func mergeOwnConditions(cur, mine []corev1.PodCondition) []corev1.PodCondition {
-	own := map[corev1.PodConditionType]bool{corev1.PodInitialized: true, corev1.PodReady: true, corev1.ContainersReady: true}
+	own := map[corev1.PodConditionType]bool{corev1.PodReadyToStartContainers: true, corev1.PodInitialized: true, corev1.PodReady: true, corev1.ContainersReady: true}
 	out := make([]corev1.PodCondition, 0, len(cur)+len(mine))
 	for _, c := range cur {
 		if !own[c.Type] {

@@ -63,4 +63,42 @@ func TestHollowNodesEndToEnd(t *testing.T) {
 		return ready == 2000
 	})
 	t.Logf("2,000 pods Ready on 200 hollow nodes %v after the first ReplicaSet (%.0f pods/s)", took, 2000/time.Since(start).Seconds())
+	l, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiveConditions(t, l.Items)
+}
+
+// checkFiveConditions: every pod carries the five conditions upstream's
+// kubelet writes, all True for a Ready pod, PodReadyToStartContainers no
+// earlier than PodScheduled.
+func checkFiveConditions(t *testing.T, pods []corev1.Pod) {
+	t.Helper()
+	bad := 0
+	for _, p := range pods {
+		at := map[corev1.PodConditionType]metav1.Time{}
+		for _, c := range p.Status.Conditions {
+			if c.Status == corev1.ConditionTrue {
+				at[c.Type] = c.LastTransitionTime
+			}
+		}
+		ok := len(at) == 5
+		for _, ct := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+			_, has := at[ct]
+			ok = ok && has
+		}
+		if ok && at[corev1.PodReadyToStartContainers].Time.Before(at[corev1.PodScheduled].Time) {
+			ok = false
+		}
+		if !ok {
+			if bad < 3 {
+				t.Errorf("pod %s/%s: conditions %+v, want the five True, PodReadyToStartContainers not before PodScheduled", p.Namespace, p.Name, p.Status.Conditions)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d pods lack the five conditions", bad, len(pods))
+	}
 }

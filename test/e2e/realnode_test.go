@@ -138,6 +138,7 @@ func TestRealNodes(t *testing.T) {
 	_ = start
 
 	pods, byNode := podsOf(t, cs, "real")
+	checkFiveConditions(t, pods)
 	for n, want := range byNode {
 		sb, ctrs := runtimeState(t, nodeDir(n))
 		if len(sb) != want || len(ctrs) != want {
