@@ -54,10 +54,11 @@ type FaultResult struct {
 	// by their last answer ("507 <message>", or "no answer": a timeout or
 	// a broken connection).
 	WriteErrors map[string]int `json:"write_errors,omitempty"`
-	// UnclearErrors, of a fill fault, are the failed probe writes whose
-	// last answer was not etcd's NOSPACE refusal: a client could not tell
-	// them from an outage.
-	UnclearErrors int `json:"unclear_errors"`
+	// NoSpaceRefusals and UnclearErrors, of a fill fault, are the failed
+	// probe writes whose last answer was etcd's NOSPACE refusal, and those
+	// whose was not: a client could not tell them from an outage.
+	NoSpaceRefusals int `json:"nospace_refusals"`
+	UnclearErrors   int `json:"unclear_errors"`
 	// Fill is what a fill fault wrote and how the cluster recovered.
 	Fill *FillResult `json:"fill,omitempty"`
 	// Steps are step latencies before, during and after the fault.
@@ -179,9 +180,10 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 	}
 
 	f.WriteGapMS, f.FailedWrites, f.UnavailableMS = writeGaps(h.Writes, inj, end)
-	f.WriteErrors, f.UnclearErrors = writeErrors(h.Writes, inj, end)
-	if f.Action != ActionFill {
-		f.UnclearErrors = 0
+	var refused int
+	f.WriteErrors, refused = writeErrors(h.Writes, inj, end)
+	if f.Action == ActionFill {
+		f.NoSpaceRefusals, f.UnclearErrors = refused, f.FailedWrites-refused
 	}
 	if f.Fill != nil {
 		f.Fill.RecoveredMS = nil
@@ -311,10 +313,10 @@ func rescheduled(h *History, lost map[string]bool, from, end time.Time) time.Tim
 }
 
 // writeErrors groups the probe writes sent in [from, end) that failed by
-// their last answer, and counts those not refused for etcd's quota.
+// their last answer, and counts those refused for etcd's quota.
 func writeErrors(writes []ProbeWrite, from, end time.Time) (map[string]int, int) {
 	var by map[string]int
-	unclear := 0
+	refused := 0
 	for _, w := range writes {
 		if !w.Acked.IsZero() || w.Sent.Before(from) || !w.Sent.Before(end) {
 			continue
@@ -323,11 +325,11 @@ func writeErrors(writes []ProbeWrite, from, end time.Time) (map[string]int, int)
 			by = map[string]int{}
 		}
 		by[w.answer()]++
-		if !noSpaceAnswer(w.Code, w.Err) {
-			unclear++
+		if noSpaceAnswer(w.Code, w.Err) {
+			refused++
 		}
 	}
-	return by, unclear
+	return by, refused
 }
 
 // answer is a failed write's last answer, as the report groups them.

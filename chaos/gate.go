@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/kstep-dev/kstep/cluster/storage"
 )
 
 // GateKind identifies a Gate document.
@@ -206,14 +204,8 @@ func (g *Gate) Evaluate(faults []FaultResult, invs []Invariant) []Verdict {
 				out = append(out, Verdict{Line: line("writes failed without a NOSPACE answer"), Value: fmt.Sprint(f.UnclearErrors),
 					Limit: fmt.Sprintf("≤ %d", *fg.MaxUnclearErrors), Pass: f.UnclearErrors <= *fg.MaxUnclearErrors})
 				// Not vacuous: the quota was reached and refused writes.
-				refused := 0
-				for answer, n := range f.WriteErrors {
-					if strings.Contains(answer, storage.ErrNoSpace.Error()) {
-						refused += n
-					}
-				}
-				out = append(out, Verdict{Line: line("writes refused with NOSPACE"), Value: fmt.Sprint(refused),
-					Limit: "≥ 1", Pass: refused >= 1})
+				out = append(out, Verdict{Line: line("writes refused with NOSPACE"), Value: fmt.Sprint(f.NoSpaceRefusals),
+					Limit: "≥ 1", Pass: f.NoSpaceRefusals >= 1})
 			}
 		}
 	}

@@ -162,8 +162,8 @@ func TestGateFillLines(t *testing.T) {
 		f      FaultResult
 		passed bool
 	}{
-		{"clear", FaultResult{Name: "f", Action: ActionFill, InjectedAt: at, WriteErrors: map[string]int{nospace: 40}}, true},
-		{"a timeout", FaultResult{Name: "f", Action: ActionFill, InjectedAt: at, WriteErrors: map[string]int{nospace: 40, "no answer": 1}, UnclearErrors: 1}, false},
+		{"clear", FaultResult{Name: "f", Action: ActionFill, InjectedAt: at, WriteErrors: map[string]int{nospace: 40}, NoSpaceRefusals: 40}, true},
+		{"a timeout", FaultResult{Name: "f", Action: ActionFill, InjectedAt: at, WriteErrors: map[string]int{nospace: 40, "no answer": 1}, NoSpaceRefusals: 40, UnclearErrors: 1}, false},
 		{"nothing refused", FaultResult{Name: "f", Action: ActionFill, InjectedAt: at}, false},
 	} {
 		vs := g.Evaluate([]FaultResult{tc.f}, nil)

@@ -24,9 +24,6 @@ import (
 // containerPort and protocol, ...), are client-go's built-in ones: the
 // schemas upstream generates its apply configurations from.
 
-// typeConverter is the types' schemas (parsed once, on first use, ~100 ms),
-// shared with the OpenAPI models' list semantics.
-var typeConverter = openapi.TypeConverter
 
 // fieldManagers holds one field manager per served kind and tracked
 // subresource, built when the server starts and read without a lock.
@@ -81,7 +78,7 @@ func newFieldManager(r *resource, sub string) *managedfields.FieldManager {
 	if reset != nil {
 		filters = fieldpath.NewExcludeFilterSetMap(reset)
 	}
-	fm, err := managedfields.NewDefaultFieldManager(typeConverter(), scheme.Scheme, scheme.Scheme, scheme.Scheme,
+	fm, err := managedfields.NewDefaultFieldManager(openapi.TypeConverter(), scheme.Scheme, scheme.Scheme, scheme.Scheme,
 		gvk, gvk.GroupVersion(), sub, filters)
 	if err != nil {
 		return nil

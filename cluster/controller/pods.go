@@ -80,3 +80,13 @@ func (p *delayed) Stop() {
 }
 
 func (p *delayed) ResultChan() <-chan watch.Event { return p.ch }
+
+// PodReady reports whether the pod's Ready condition is True.
+func PodReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

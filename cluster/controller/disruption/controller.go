@@ -183,7 +183,7 @@ func (dc *Controller) status(pdb *policyv1.PodDisruptionBudget, pods []*corev1.P
 	}
 	healthy := int32(0)
 	for _, p := range pods {
-		if _, ok := disrupted[p.Name]; !ok && p.DeletionTimestamp == nil && ready(p) {
+		if _, ok := disrupted[p.Name]; !ok && p.DeletionTimestamp == nil && controller.PodReady(p) {
 			healthy++
 		}
 	}
@@ -291,13 +291,4 @@ func replicas(r *int32) int32 {
 		return 1
 	}
 	return *r
-}
-
-func ready(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -369,8 +369,8 @@ func deleteFirst(a, b *corev1.Pod) bool {
 	if phaseRank[a.Status.Phase] != phaseRank[b.Status.Phase] {
 		return phaseRank[a.Status.Phase] < phaseRank[b.Status.Phase]
 	}
-	if podReady(a) != podReady(b) {
-		return !podReady(a)
+	if controller.PodReady(a) != controller.PodReady(b) {
+		return !controller.PodReady(a)
 	}
 	if ra, rb := restarts(a), restarts(b); ra != rb {
 		return ra > rb
@@ -387,15 +387,6 @@ func restarts(p *corev1.Pod) int32 {
 		n += c.RestartCount
 	}
 	return n
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // availableSince reports whether a ready pod has been ready for minReady.
@@ -417,7 +408,7 @@ func computeStatus(rs *appsv1.ReplicaSet, owned, active []*corev1.Pod, manageErr
 		if templateLabels.Matches(labels.Set(p.Labels)) {
 			st.FullyLabeledReplicas++
 		}
-		if podReady(p) {
+		if controller.PodReady(p) {
 			st.ReadyReplicas++
 			if available(p, rs.Spec.MinReadySeconds, now) {
 				st.AvailableReplicas++
