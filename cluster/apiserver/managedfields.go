@@ -24,7 +24,6 @@ import (
 // containerPort and protocol, ...), are client-go's built-in ones: the
 // schemas upstream generates its apply configurations from.
 
-
 // fieldManagers holds one field manager per served kind and tracked
 // subresource, built when the server starts and read without a lock.
 type fieldManagers map[fieldManagerKey]*managedfields.FieldManager
