@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kstep-dev/kstep/results"
 )
 
 const server0 = `# TYPE apiserver_request_duration_seconds histogram
@@ -69,5 +71,50 @@ func TestAPILatencyMergesAndInterpolates(t *testing.T) {
 	}
 	if u := rows[1]; u.Resource != "pods/status" || u.Count != 2 || !near(u.P50MS, 0.5) {
 		t.Fatalf("status row %+v", u)
+	}
+}
+
+// eventsServer is an apiserver's /metrics after hollow kubelets wrote
+// Events: creates of new Events, patches of repeated ones' counts.
+const eventsServer = `# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{group="",resource="events",subresource="",verb="create",le="0.002"} 8
+apiserver_request_duration_seconds_bucket{group="",resource="events",subresource="",verb="create",le="+Inf"} 8
+apiserver_request_duration_seconds_sum{group="",resource="events",subresource="",verb="create"} 0.008
+apiserver_request_duration_seconds_count{group="",resource="events",subresource="",verb="create"} 8
+apiserver_request_duration_seconds_bucket{group="",resource="events",subresource="",verb="patch",le="0.002"} 2
+apiserver_request_duration_seconds_bucket{group="",resource="events",subresource="",verb="patch",le="+Inf"} 2
+apiserver_request_duration_seconds_sum{group="",resource="events",subresource="",verb="patch"} 0.002
+apiserver_request_duration_seconds_count{group="",resource="events",subresource="",verb="patch"} 2
+apiserver_request_duration_seconds_bucket{group="",resource="events",subresource="",verb="list",le="0.002"} 5
+apiserver_request_duration_seconds_bucket{group="",resource="events",subresource="",verb="list",le="+Inf"} 5
+apiserver_request_duration_seconds_sum{group="",resource="events",subresource="",verb="list"} 0.002
+apiserver_request_duration_seconds_count{group="",resource="events",subresource="",verb="list"} 5
+`
+
+// The apiservers' Event creates and patches, summed over servers, are a
+// row of the run's writes per pod beside the pods' own writes; reads are
+// not writes.
+func TestEventsAmongWritesPerPod(t *testing.T) {
+	var servers []map[string]*dto.MetricFamily
+	for _, text := range []string{server0, eventsServer, eventsServer} {
+		f, err := parseMetrics(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, f)
+	}
+	r := &results.Run{API: apiLatency(servers), Pods: 10}
+	rows, total, events := r.Writes()
+	// server0: 100 pod creates, 2 status updates; two servers' 8+2 Event
+	// writes each.
+	if total != 122 || events != 20 {
+		t.Fatalf("writes %d, events %d, want 122 and 20: %+v", total, events, rows)
+	}
+	if rows[1].Resource != "events" || rows[1].Creates != 16 || rows[1].Patches != 4 || !rows[1].IsEvents() {
+		t.Fatalf("events row %+v", rows[1])
+	}
+	if md := results.Markdown(r); !strings.Contains(md, "| events (Events) | 16 | 0 | 4 | 0 | 20 | 2.00 | 16.4 % |") ||
+		!strings.Contains(md, "Writes per pod: 12.20, of which Events 2.00 (16.4 %); 10.20 without Events.") {
+		t.Errorf("report.md:\n%s", md)
 	}
 }

@@ -39,6 +39,11 @@ func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces 
 	// Upstream's lease timing unless the profile says kstep's.
 	spec.ControllerManagerArgs = append(prof.leaseFlags(spec.ControllerManagerArgs), spec.ControllerManagerArgs...)
 	spec.SchedulerArgs = append(prof.leaseFlags(spec.SchedulerArgs), spec.SchedulerArgs...)
+	// Whether the hollow kubelets write Events, explicit in run.json.
+	if spec.HollowNodes > 0 {
+		on := spec.HollowEventsOn()
+		spec.HollowEvents = &on
+	}
 	run.Cluster = results.Cluster{Topology: spec.Topology, NodeKind: kind, Security: spec.Security(),
 		Objects: prof.Job.Count, Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS}
 	// The profile's stamp choice goes to every controller-manager, before

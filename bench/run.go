@@ -166,6 +166,13 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		run.API = apiLatency(servers)
 	}
 	cancel()
+	// The Kubernetes Events, while the cluster is still up.
+	ectx, cancel = context.WithTimeout(ctx, 30*time.Second)
+	kubeEvents, err := listKubeEvents(ectx, cs, prof.Job.Namespaces)
+	cancel()
+	if err != nil {
+		logf("%s incomplete: %v", KubeEventsFile, err)
+	}
 	actors := p.Actors()
 	logf("tearing down")
 	down()
@@ -204,6 +211,9 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	accountDrops(run, sums)
 
 	if err := results.WriteEvents(filepath.Join(out, "events.jsonl.gz"), events); err != nil {
+		return nil, err
+	}
+	if err := writeKubeEvents(filepath.Join(out, KubeEventsFile), kubeEvents); err != nil {
 		return nil, err
 	}
 	if err := results.WriteRun(out, run); err != nil {

@@ -31,6 +31,9 @@ func HTML(r *Run) string {
 	if c.Security != "" {
 		b.WriteString("<p>apiserver security: " + esc(c.Security) + "</p>")
 	}
+	if t := r.HollowEventsText(); t != "" {
+		b.WriteString("<p>" + esc(t) + "</p>")
+	}
 	if r.EndpointsStamp != "" {
 		b.WriteString("<p>step ⑧ endpoints.updated: the " + esc(r.EndpointsObject()) + " write listing the pod</p>")
 	}
@@ -76,6 +79,14 @@ func HTML(r *Run) string {
 	if cr := chainRows(r); len(cr) > 0 {
 		b.WriteString("<h2>How each step is measured</h2><p>Each step is the time from one stamp (from) to another (to); the chain says why the first causally precedes the second.</p>")
 		htmlTable(&b, chainHeader, cr)
+	}
+	if rows := writesRows(r, 0); rows != nil {
+		b.WriteString("<h2>Writes per pod</h2><p>" + esc(strings.ReplaceAll(writesIntro, "`", "")) + "</p>")
+		if t := r.HollowEventsText(); t != "" {
+			b.WriteString("<p>" + esc(t) + "</p>")
+		}
+		htmlTable(&b, writesHeader, rows)
+		b.WriteString("<p>" + esc(writesSentence(r)) + "</p>")
 	}
 	if len(r.API) > 0 {
 		b.WriteString("<h2>API latency by verb and resource</h2><p>Every client's requests, from the apiservers' /metrics.</p>")

@@ -160,6 +160,13 @@ func Table(w io.Writer, r *Run) error {
 			return err
 		}
 	}
+	if rows := writesRows(r, 8); rows != nil {
+		fmt.Fprintln(w, "\nwrites per pod, busiest 8 resources (all in report.md):")
+		if err := termTable(w, writesHeader, rows); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, writesSentence(r))
+	}
 	if len(r.API) > 0 {
 		fmt.Fprintln(w, "\nAPI latency, busiest 8 (all in report.md):")
 		if err := termTable(w, apiHeader, apiRows(r, 8)); err != nil {
@@ -216,6 +223,9 @@ func Markdown(r *Run) string {
 	if c.Security != "" {
 		fmt.Fprintf(&b, "apiserver security: %s\n\n", c.Security)
 	}
+	if t := r.HollowEventsText(); t != "" {
+		fmt.Fprintf(&b, "%s\n\n", t)
+	}
 	if r.EndpointsStamp != "" {
 		fmt.Fprintf(&b, "step ⑧ endpoints.updated: the %s write listing the pod\n\n", r.EndpointsObject())
 	}
@@ -258,6 +268,7 @@ func Markdown(r *Run) string {
 	writePopulationsMD(&b, r)
 	writeChainsMD(&b, r)
 	writeWaterfallsMD(&b, r)
+	writeWritesMD(&b, r)
 	writeAPIMD(&b, r)
 	writeEtcdMD(&b, r)
 	writeActorsMD(&b, r)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
 )
@@ -22,7 +23,8 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata golden files")
 // invalid reasons and a negative sample, a disruption, documented and
 // undocumented steps, steps split by node kind (real and hollow, ReplicaSet
 // steps all) with simulated ⑦ rows, populations, chains, a waterfall, API
-// latency, actor usage, drops and a pod missing a step.
+// latency, writes per pod with Events, actor usage, drops and a pod
+// missing a step.
 func goldenRun() *Run {
 	doc := func(lo, hi float64) *[2]float64 { return &[2]float64{lo, hi} }
 	return &Run{
@@ -32,7 +34,7 @@ func goldenRun() *Run {
 		Negative: []NegativeSample{{Step: "⑥", Name: "kubelet notices", Namespace: "kstep-load-0", Pod: "rs-0-b", UID: "u2", MS: -0.42,
 			FromActor: "scheduler-0", ToActor: "hollow-nodes-0"}},
 		StartedAt: "2026-11-29T21:00:00Z", DurationS: 73.4,
-		Cluster: Cluster{Topology: provider.Topology{EtcdMembers: 3, APIServers: 2, ControllerManagers: 2, Schedulers: 2, RealNodes: 1, HollowNodes: 50, LatencyProfile: "realistic",
+		Cluster: Cluster{Topology: provider.Topology{EtcdMembers: 3, APIServers: 2, ControllerManagers: 2, Schedulers: 2, RealNodes: 1, HollowNodes: 50, LatencyProfile: "realistic", HollowEvents: ptr.To(true),
 			Etcd: provider.EtcdTuning{HeartbeatInterval: metav1.Duration{Duration: 50 * time.Millisecond}, ElectionTimeout: metav1.Duration{Duration: 500 * time.Millisecond}}},
 			NodeKind: "1 real (containerd) + 50 hollow (realistic)", Objects: 2, Replicas: 2, QPS: 20, Security: "TLS; x509 + token authn; RBAC + Node authz"},
 		Steps: []Step{
@@ -75,6 +77,8 @@ func goldenRun() *Run {
 		API: []APILatency{
 			{Verb: "create", Resource: "pods", Count: 3, MeanMS: 3.1, P50MS: 2.5, P99MS: 7.9},
 			{Verb: "update", Resource: "pods/status", Count: 6, Errors: 1, MeanMS: 1.5, P50MS: 1.2, P99MS: 3.9},
+			{Verb: "create", Resource: "events", Count: 12, MeanMS: 2.2, P50MS: 1.9, P99MS: 6.1},
+			{Verb: "patch", Resource: "events", Count: 1, MeanMS: 2.4, P50MS: 2.4, P99MS: 2.4},
 		},
 		Actors:      []ActorUsage{{Actor: "apiserver-0", CPUSeconds: 12.34, PeakRSSMB: 210.5}, {Actor: "etcd-0", CPUSeconds: 8.5, PeakRSSMB: 80}},
 		Disruptions: []Disruption{{AtS: 36.2, Kind: "leader", Detail: "kube-system/kstep-scheduler: scheduler-0 → scheduler-1"}, {AtS: 41.9, Kind: "node", Detail: "hollow-338 left Ready (Ready=Unknown NodeStatusUnknown)"}},

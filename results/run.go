@@ -329,6 +329,7 @@ func ReadRun(path string) (*Run, error) {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return nil, fmt.Errorf("run %s: %w", path, err)
 		}
+		r.Cluster.Topology = recordHollowEvents(r.Cluster.Topology)
 		return &r, nil
 	case SchemaV1:
 		// Everything but the cluster kept its keys.
@@ -347,9 +348,21 @@ func ReadRun(path string) (*Run, error) {
 		}
 		run := r.Run
 		run.Cluster = c.cluster()
+		run.Cluster.Topology = recordHollowEvents(run.Cluster.Topology)
 		return &run, nil
 	}
 	return nil, fmt.Errorf("run %s: schema %q, this kstep reads %q, %q and %q", path, head.Schema, Schema, SchemaV2, SchemaV1)
+}
+
+// recordHollowEvents fills in hollowEvents for a run.json written before
+// the field: hollow-nodes then wrote Events only with --events in its args.
+// A run without hollow nodes keeps none.
+func recordHollowEvents(t provider.Topology) provider.Topology {
+	if t.HollowEvents == nil && t.HollowNodes > 0 {
+		on := t.HollowEventsBeforeField()
+		t.HollowEvents = &on
+	}
+	return t
 }
 
 // EndpointsObject names the object whose acknowledged write stamped the

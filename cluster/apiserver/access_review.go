@@ -3,12 +3,14 @@ package apiserver
 import (
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsjson "sigs.k8s.io/json"
 )
@@ -28,38 +30,108 @@ func (s *Server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Req
 	if !ok {
 		return
 	}
+	review := &authorizationv1.SelfSubjectAccessReview{}
+	if !s.decodeReview(w, r, review) {
+		return
+	}
+	status, err := s.review(r, u, review.Spec.ResourceAttributes, review.Spec.NonResourceAttributes)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	review.Status = status
+	review.TypeMeta = metav1.TypeMeta{APIVersion: authorizationv1.SchemeGroupVersion.String(), Kind: "SelfSubjectAccessReview"}
+	writeJSON(w, http.StatusCreated, review)
+}
+
+// subjectAccessReviewPath is where a caller asks the authorizers about
+// any user: how a kubelet authorizes the requests to its own server
+// (upstream's webhook authorizer), the apiserver's among them.
+const subjectAccessReviewPath = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+
+var sarResource = authorizationv1.SchemeGroupVersion.WithResource("subjectaccessreviews").GroupResource()
+
+// serveSubjectAccessReview answers a SubjectAccessReview for the spec's
+// user, groups, uid and extra, exactly as that user's request would be
+// authorized; asking needs create on subjectaccessreviews (the node
+// authorizer grants it to every kubelet, as upstream's system:node role).
+func (s *Server) serveSubjectAccessReview(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.selfReviewer(w, r, sarResource); !ok {
+		return
+	}
+	review := &authorizationv1.SubjectAccessReview{}
+	if !s.decodeReview(w, r, review) {
+		return
+	}
+	spec := review.Spec
+	if spec.User == "" && len(spec.Groups) == 0 {
+		writeError(w, invalidReview("spec.user: Invalid value: \"\": at least one of user or group must be specified"))
+		return
+	}
+	u := User{Name: spec.User, UID: spec.UID, Groups: append([]string(nil), spec.Groups...)}
+	if len(spec.Extra) > 0 {
+		u.Extra = map[string][]string{}
+		for k, v := range spec.Extra {
+			u.Extra[k] = append([]string(nil), v...)
+		}
+	}
+	status, err := s.review(r, u, spec.ResourceAttributes, spec.NonResourceAttributes)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	review.Status = status
+	review.TypeMeta = metav1.TypeMeta{APIVersion: authorizationv1.SchemeGroupVersion.String(), Kind: "SubjectAccessReview"}
+	writeJSON(w, http.StatusCreated, review)
+}
+
+func invalidReview(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
+		Reason: metav1.StatusReasonInvalid, Message: "SubjectAccessReview is invalid: " + msg,
+		Details: &metav1.StatusDetails{Group: authorizationv1.GroupName, Kind: "SubjectAccessReview"}}}
+}
+
+// decodeReview reads an access review's body (JSON or protobuf) into
+// review, answering a failure itself.
+func (s *Server) decodeReview(w http.ResponseWriter, r *http.Request, review runtime.Object) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes))
 	if err != nil {
 		writeError(w, badRequest("reading the request body: %v", err))
-		return
+		return false
 	}
-	review := &authorizationv1.SelfSubjectAccessReview{}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), protobufType) {
 		_, _, err = protobufCodec.Decode(body, nil, review)
 	} else {
 		err = sigsjson.UnmarshalCaseSensitivePreserveInts(body, review)
 	}
 	if err != nil {
-		writeError(w, badRequest("the SelfSubjectAccessReview could not be decoded: %v", err))
-		return
+		writeError(w, badRequest("the %s could not be decoded: %v", reflect.TypeOf(review).Elem().Name(), err))
+		return false
 	}
+	return true
+}
+
+// review asks the authorizers whether u may do what the attributes say:
+// the same authorizers that guard every request.
+func (s *Server) review(r *http.Request, u User, ra *authorizationv1.ResourceAttributes, nra *authorizationv1.NonResourceAttributes) (authorizationv1.SubjectAccessReviewStatus, error) {
 	a := Attributes{User: u}
-	switch spec := review.Spec; {
-	case spec.ResourceAttributes != nil:
-		ra := spec.ResourceAttributes
+	switch {
+	case ra != nil && nra != nil:
+		return authorizationv1.SubjectAccessReviewStatus{}, invalidReview("spec: Invalid value: exactly one of nonResourceAttributes or resourceAttributes must be specified")
+	case ra != nil:
 		a.Verb, a.APIGroup, a.Resource, a.Subresource, a.Namespace, a.Name = ra.Verb, ra.Group, ra.Resource, ra.Subresource, ra.Namespace, ra.Name
-	case spec.NonResourceAttributes != nil:
-		a.Verb, a.Path = spec.NonResourceAttributes.Verb, spec.NonResourceAttributes.Path
+		if ra.FieldSelector != nil {
+			a.FieldSelector = ra.FieldSelector.RawSelector
+		}
+	case nra != nil:
+		a.Verb, a.Path = nra.Verb, nra.Path
 	default:
-		writeError(w, badRequest("spec.resourceAttributes or spec.nonResourceAttributes is required"))
-		return
+		return authorizationv1.SubjectAccessReviewStatus{}, badRequest("spec.resourceAttributes or spec.nonResourceAttributes is required")
 	}
-	review.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: true}
 	if err := s.chain.Authz.Authorize(r.Context(), a); err != nil {
-		review.Status = authorizationv1.SubjectAccessReviewStatus{Reason: err.Error()}
+		return authorizationv1.SubjectAccessReviewStatus{Reason: err.Error()}, nil
 	}
-	review.TypeMeta = metav1.TypeMeta{APIVersion: authorizationv1.SchemeGroupVersion.String(), Kind: "SelfSubjectAccessReview"}
-	writeJSON(w, http.StatusCreated, review)
+	return authorizationv1.SubjectAccessReviewStatus{Allowed: true}, nil
 }
 
 // selfSubjectReviewPath is where a user asks who the apiserver takes it for
@@ -92,8 +164,8 @@ func (s *Server) serveSelfSubjectReview(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusCreated, review)
 }
 
-// selfReviewer admits a review a user asks about itself: a POST by an
-// authenticated user allowed to create the review resource gr. It answers
+// selfReviewer admits a review: a POST by an authenticated user allowed to
+// create the review resource gr. It answers
 // the refusal itself.
 func (s *Server) selfReviewer(w http.ResponseWriter, r *http.Request, gr schema.GroupResource) (User, bool) {
 	if r.Method != http.MethodPost {

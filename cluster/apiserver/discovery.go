@@ -135,12 +135,29 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 				ar.Verbs = []string{"create"}
 			case "finalize":
 				ar.Verbs = []string{"update"}
+			case "log":
+				ar.Verbs = []string{"get"}
+			case "exec", "attach", "portforward":
+				// upstream's kinds: PodExecOptions, PodAttachOptions,
+				// PodPortForwardOptions.
+				ar.Kind = connectKinds[sub]
+				ar.Verbs = []string{"create", "get"}
+			case "proxy":
+				ar.Kind = connectKinds[r.gvr.Resource+"/"+sub]
+				ar.Verbs = []string{"create", "delete", "get", "patch", "update"}
 			}
 			out.APIResources = append(out.APIResources, ar)
 		}
 	}
+	if gv == metricsGV {
+		out.APIResources = append(out.APIResources, metricsAPIResources()...)
+	}
 	return out
 }
+
+// connectKinds are the option kinds upstream's discovery names for the
+// connect subresources.
+var connectKinds = map[string]string{"exec": "PodExecOptions", "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions", "nodes/proxy": "NodeProxyOptions"}
 
 // openapiResource describes r for the OpenAPI documents.
 func openapiResource(r *resource) openapi.Resource {

@@ -26,8 +26,18 @@
 // and authorization (authz.go; rbac.go and node_authz.go answer from the
 // watch caches, with NodeRestriction as validating admission; policy.go is
 // the bootstrap RBAC policy; access_review.go answers
-// SelfSubjectAccessReviews and SelfSubjectReviews) are opt-in: with no client CA and no token file
-// every caller is the admin.
+// SelfSubjectAccessReviews, SubjectAccessReviews (the kubelets' delegated
+// authorization) and SelfSubjectReviews) are opt-in: with no client CA and
+// no token file every caller is the admin.
+//
+// The connect subresources pods/log, exec, attach, portforward and
+// nodes/proxy are proxied to the node's kubelet server (connect.go), SPDY
+// and WebSocket upgrades alike, with the apiserver's own kubelet client
+// certificate (kubelet.go, --kubelet-client-certificate); the kubelet
+// authorizes that client by SubjectAccessReview. The resource metrics API,
+// metrics.k8s.io/v1beta1 pods and nodes (resourcemetrics.go), is built in:
+// each answer is made from the kubelets' /stats/summary at request time,
+// bounded in concurrency, time and size, and nothing is stored.
 //
 // Step stamps (cluster/trace): rs.received and rs.persisted for a
 // ReplicaSet's create, pod.persisted, pod.bound when etcd acknowledged a

@@ -32,6 +32,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 	}()
 	w = rec
 
+	if (schema.GroupVersion{Group: ri.Group, Version: ri.Version}) == metricsGV {
+		s.serveResourceMetrics(w, r, ri)
+		return
+	}
 	res := s.resources[schema.GroupVersionResource{Group: ri.Group, Version: ri.Version, Resource: ri.Resource}]
 	if res == nil {
 		writeError(w, notFoundPath(r.URL.Path))
@@ -49,7 +53,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 		writeError(w, notFoundPath(r.URL.Path))
 		return
 	}
-	if ri.Subresource != "" && (ri.Verb == "list" || ri.Verb == "watch" || ri.Verb == "delete") {
+	connect := ri.Subresource != "" && contains(res.connect, ri.Subresource)
+	if ri.Subresource != "" && (ri.Verb == "list" || ri.Verb == "watch" || (ri.Verb == "delete" && !connect)) {
 		writeError(w, apierrors.NewMethodNotSupported(res.gvr.GroupResource(), ri.Verb))
 		return
 	}
@@ -68,27 +73,39 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 	}
 	req := &request{s: s, w: w, r: r, ri: ri, res: res, user: user, start: start}
 	var err error
-	switch ri.Verb {
-	case "get":
-		err = req.get()
-	case "list":
-		err = req.list()
-	case "watch":
-		err = req.watch()
-	case "create":
-		err = req.create()
-	case "update":
-		err = req.update()
-	case "patch":
-		err = req.patch()
-	case "delete":
-		err = req.delete()
-	case "deletecollection":
-		err = req.deleteCollection()
+	if connect {
+		err = req.connect()
+	} else {
+		err = req.serveVerb()
 	}
 	if err != nil {
 		writeError(w, err)
 	}
+}
+
+// serveVerb serves a request to the resource itself or a stored
+// subresource.
+func (q *request) serveVerb() error {
+	var err error
+	switch q.ri.Verb {
+	case "get":
+		err = q.get()
+	case "list":
+		err = q.list()
+	case "watch":
+		err = q.watch()
+	case "create":
+		err = q.create()
+	case "update":
+		err = q.update()
+	case "patch":
+		err = q.patch()
+	case "delete":
+		err = q.delete()
+	case "deletecollection":
+		err = q.deleteCollection()
+	}
+	return err
 }
 
 func contains(list []string, s string) bool {

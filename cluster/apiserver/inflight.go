@@ -23,7 +23,8 @@ import (
 //
 // system:masters is deliberately not in the lane: the admin is a user, and
 // an admin's script is exactly the flood the lane protects against.
-// Watches are long-running and count in no pool.
+// Watches and the connect subresources are long-running and count in no
+// pool.
 type inflight struct {
 	pools    map[string]chan struct{} // lane → semaphore (nil: unlimited)
 	current  *prometheus.GaugeVec
@@ -77,9 +78,14 @@ func systemUser(u User) bool {
 	return contains(u.Groups, "system:nodes")
 }
 
+// longRunningSubresource: the connect subresources (connect.go) last as
+// long as their stream, like watches, and count in no pool either, as
+// upstream's long-running check.
+var longRunningSubresource = map[string]bool{"log": true, "exec": true, "attach": true, "portforward": true, "proxy": true}
+
 // laneOf picks a request's lane; "" for requests that count in none.
 func laneOf(ri *requestInfo, u User) string {
-	if ri.Verb == "watch" {
+	if ri.Verb == "watch" || longRunningSubresource[ri.Subresource] {
 		return ""
 	}
 	if systemUser(u) || (ri.Group == "coordination.k8s.io" && ri.Resource == "leases" && ri.Namespace == "kube-node-lease") {

@@ -24,7 +24,8 @@ import (
 // (kube-node-lease/<name>),
 // lists and watches only the pods bound to it (fieldSelector
 // spec.nodeName=<name>), reads those pods and the ConfigMaps and Secrets
-// they name, writes their status and deletes them, and creates events. It
+// they name, writes their status and deletes them, and creates events and
+// SubjectAccessReviews (nodeRules, upstream's system:node role). It
 // cannot create, bind or delete another node's pods.
 //
 // On its own Node it may not add, change or remove taints (after
@@ -70,6 +71,9 @@ func (n *nodeAuthorizer) decide(ctx context.Context, a *Attributes) (decision, s
 }
 
 func (n *nodeAuthorizer) allows(ctx context.Context, node string, a *Attributes) bool {
+	if rulesAllow(nodeRules, a) {
+		return true
+	}
 	read := a.Verb == "get" || a.Verb == "list" || a.Verb == "watch"
 	switch a.APIGroup + "/" + a.Resource {
 	case "/nodes":

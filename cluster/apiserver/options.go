@@ -61,6 +61,17 @@ type Options struct {
 	// TokenAuthFile is a static token file: CSV lines of
 	// token,user,uid,"group1,group2".
 	TokenAuthFile string
+	// KubeletClientCertFile and KubeletClientKeyFile are the apiserver's
+	// client certificate toward the kubelets (user
+	// pki.APIServerKubeletClientUser, bound to system:kubelet-api-admin),
+	// and KubeletCAFile the CA their
+	// serving certificates are verified against, with the node's name as
+	// the TLS server name. All three or none: without them pods/log,
+	// exec, attach, portforward, nodes/proxy and metrics.k8s.io answer
+	// 503 (kubelet.go).
+	KubeletClientCertFile string
+	KubeletClientKeyFile  string
+	KubeletCAFile         string
 	// AuthorizationModes are the authorizers, asked in order: AlwaysAllow,
 	// Node, RBAC. With no client CA and no token file every caller is the
 	// admin, whatever the modes say: authentication is opt-in.

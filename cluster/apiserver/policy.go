@@ -55,6 +55,19 @@ func user(name string) rbacv1.Subject {
 	return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}
 }
 
+// nodeRules are what every kubelet may do beyond its own node's objects:
+// upstream's system:node role, which the node authorizer applies
+// (node_authz.go). A kubelet authorizes the requests to its server by
+// asking a SubjectAccessReview.
+var nodeRules = []rbacv1.PolicyRule{
+	rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews"),
+}
+
+// kubeletAPIAdmin is upstream's system:kubelet-api-admin: the whole
+// kubelet API, which the apiserver's kubelet client needs for logs, exec,
+// attach, port-forward, nodes/proxy and the metrics API.
+const kubeletAPIAdmin = "system:kubelet-api-admin"
+
 // bootstrapPolicy returns the bootstrap roles, then their bindings.
 func bootstrapPolicy() []runtime.Object {
 	return []runtime.Object{
@@ -86,12 +99,18 @@ func bootstrapPolicy() []runtime.Object {
 			rule([]string{"delete"}, core, "pods"),
 			rule(readWrite, coord, "leases"),
 			eventWrite),
+		clusterRole("system:node", nodeRules...),
+		clusterRole(kubeletAPIAdmin,
+			rule(read, core, "nodes"),
+			rule([]string{"proxy"}, core, "nodes"),
+			rule([]string{"*"}, core, "nodes/proxy", "nodes/stats", "nodes/log", "nodes/spec", "nodes/metrics", "nodes/configz", "nodes/healthz", "nodes/pods")),
 		clusterRoleBinding("cluster-admin", "cluster-admin", group(pki.MastersGroup)),
 		clusterRoleBinding("system:discovery", "system:discovery", group(groupAuthenticated)),
 		clusterRoleBinding("system:basic-user", "system:basic-user", group(groupAuthenticated)),
 		clusterRoleBinding("system:monitoring", "system:monitoring", group(pki.MonitoringGroup)),
 		clusterRoleBinding("system:kube-controller-manager", "system:kube-controller-manager", user(pki.ControllerManagerUser)),
 		clusterRoleBinding("system:kube-scheduler", "system:kube-scheduler", user(pki.SchedulerUser)),
+		clusterRoleBinding("system:kube-apiserver-kubelet-client", kubeletAPIAdmin, user(pki.APIServerKubeletClientUser)),
 	}
 }
 

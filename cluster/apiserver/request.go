@@ -63,14 +63,16 @@ func parseRequestInfo(r *http.Request) (*requestInfo, bool) {
 	if len(parts) > 2 {
 		ri.Subresource = parts[2]
 	}
-	if len(parts) > 3 {
+	// nodes/proxy carries the path to proxy after it (connect.go).
+	proxy := len(parts) > 2 && parts[2] == "proxy" && !watchPath
+	if len(parts) > 3 && !proxy {
 		return nil, false
 	}
 	q := r.URL.Query()
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		switch {
-		case watchPath || boolParam(q, "watch"):
+		case watchPath || (!proxy && boolParam(q, "watch")):
 			ri.Verb = "watch"
 		case ri.Name == "":
 			ri.Verb = "list"

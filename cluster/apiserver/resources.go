@@ -44,6 +44,9 @@ type resource struct {
 	// finalize: namespaces/finalize, the namespace controller's write of
 	// spec.finalizers (the only way to change them).
 	finalize bool
+	// connect are the subresources served by proxying to a kubelet
+	// (connect.go): pods/log, exec, attach, portforward and nodes/proxy.
+	connect []string
 	// fields returns the resource-specific selectable fields.
 	fields func(obj runtime.Object) fields.Set
 	// indexField is the field watchers select on exactly often enough to be
@@ -109,7 +112,7 @@ func (r *resource) subresources() []string {
 	if r.finalize {
 		s = append(s, "finalize")
 	}
-	return s
+	return append(s, r.connect...)
 }
 
 func podFields(obj runtime.Object) fields.Set {
@@ -179,9 +182,9 @@ func resources() []*resource {
 		{gvr: corev1.SchemeGroupVersion.WithResource("namespaces"), kind: "Namespace", shortNames: []string{"ns"}, status: true, finalize: true,
 			newObj: func() runtime.Object { return &corev1.Namespace{} }, newList: func() runtime.Object { return &corev1.NamespaceList{} }, fields: namespaceFields},
 		{gvr: corev1.SchemeGroupVersion.WithResource("pods"), kind: "Pod", namespaced: true, shortNames: []string{"po"}, categories: []string{"all"},
-			status: true, binding: true, eviction: true, indexField: "spec.nodeName",
+			status: true, binding: true, eviction: true, indexField: "spec.nodeName", connect: []string{"attach", "exec", "log", "portforward"},
 			newObj: func() runtime.Object { return &corev1.Pod{} }, newList: func() runtime.Object { return &corev1.PodList{} }, fields: podFields},
-		{gvr: corev1.SchemeGroupVersion.WithResource("nodes"), kind: "Node", shortNames: []string{"no"}, status: true,
+		{gvr: corev1.SchemeGroupVersion.WithResource("nodes"), kind: "Node", shortNames: []string{"no"}, status: true, connect: []string{"proxy"},
 			newObj: func() runtime.Object { return &corev1.Node{} }, newList: func() runtime.Object { return &corev1.NodeList{} }, fields: nodeFields},
 		{gvr: corev1.SchemeGroupVersion.WithResource("services"), kind: "Service", namespaced: true, shortNames: []string{"svc"}, categories: []string{"all"}, status: true,
 			newObj: func() runtime.Object { return &corev1.Service{} }, newList: func() runtime.Object { return &corev1.ServiceList{} }},

@@ -62,6 +62,9 @@ type Server struct {
 	// links are the link proxies in front of this apiserver
 	// (Options.LinkListen), controlled at netfault.ControlPath.
 	links netfault.Links
+	// kubelets reaches the nodes' kubelet servers (kubelet.go); nil
+	// without --kubelet-client-certificate.
+	kubelets *kubeletClient
 
 	// inflight tracks open watches so shutdown can end them.
 	wg sync.WaitGroup
@@ -134,6 +137,11 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
 	s.openapi = spec
+	s.groups = append(s.groups, metricsGV)
+	if s.kubelets, err = newKubeletClient(opts); err != nil {
+		_ = s.tracer.Close()
+		return nil, err
+	}
 	s.mux = s.routes()
 	if err := s.configureSecurity(opts); err != nil {
 		_ = s.tracer.Close()
@@ -409,6 +417,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	case selfSubjectReviewPath:
 		s.serveSelfSubjectReview(w, r)
+		return
+	case subjectAccessReviewPath:
+		s.serveSubjectAccessReview(w, r)
 		return
 	}
 	path := strings.Trim(r.URL.Path, "/")

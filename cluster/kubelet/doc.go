@@ -32,6 +32,13 @@
 //   - status.go: the pod status as a pure function of the runtime state,
 //     probe verdicts and waiting reasons; statuswriter.go patches
 //     pods/status off the sync path, only when it changed.
+//   - serving.go: what the kubelet's HTTPS server (subpackage server:
+//     /containerLogs, /exec, /attach, /portForward, /stats/summary, /pods,
+//     /healthz) reads: the node's client and runtime, its pods from the
+//     informer, a container's current or previous instance and log path.
+//     Config.ServerPort (default 10250) is the server's port, published
+//     in status.daemonEndpoints; Config.LogReader (default os.Open) opens
+//     log files, a hollow node's simruntime answering with simulated ones.
 //
 // Steps stamped (cluster/trace): pod.observed.kubelet when the informer
 // first delivers a pod no kubelet has started; pod.sandbox.ready after

@@ -58,11 +58,12 @@ func (p *imagePuller) ensure(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 			return &waitingState{reason: "ErrImagePull", message: err.Error()}, p.k.cfg.SyncRetryInitial
 		}
 		if img != nil {
+			p.k.containerEvent(pod, c.Name, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.Image))
 			return nil, 0
 		}
 		if policy == corev1.PullNever {
 			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
-			p.k.event(pod, corev1.EventTypeWarning, "ErrImageNeverPull", msg)
+			p.k.containerEvent(pod, c.Name, corev1.EventTypeWarning, "ErrImageNeverPull", msg)
 			return &waitingState{reason: "ErrImageNeverPull", message: msg}, p.k.cfg.BackoffInitial
 		}
 	}
@@ -70,19 +71,19 @@ func (p *imagePuller) ensure(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 	now := p.k.clock.Now()
 	if in, left := p.k.pullBackoff.InBackoffSince(key, now); in {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
-		p.k.event(pod, corev1.EventTypeNormal, "BackOff", msg)
+		p.k.containerEvent(pod, c.Name, corev1.EventTypeNormal, "BackOff", msg)
 		return &waitingState{reason: "ImagePullBackOff", message: msg}, left
 	}
-	p.k.event(pod, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
+	p.k.containerEvent(pod, c.Name, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
 	start := p.k.clock.Now()
 	if _, err := p.pull(ctx, c.Image, sb); err != nil {
 		p.k.pullBackoff.Next(key, p.k.clock.Now())
 		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
-		p.k.event(pod, corev1.EventTypeWarning, "Failed", msg)
+		p.k.containerEvent(pod, c.Name, corev1.EventTypeWarning, "Failed", msg)
 		return &waitingState{reason: "ErrImagePull", message: msg}, p.k.pullBackoff.Delay(key)
 	}
 	p.k.pullBackoff.Reset(key)
-	p.k.event(pod, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q in %v", c.Image, p.k.clock.Since(start).Round(time.Millisecond)))
+	p.k.containerEvent(pod, c.Name, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q in %v", c.Image, p.k.clock.Since(start).Round(time.Millisecond)))
 	return nil, 0
 }
 

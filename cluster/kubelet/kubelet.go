@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +57,14 @@ type Config struct {
 	Version       string       // nodeInfo.kubeletVersion
 	Hollow        bool         // nodeInfo and host reads are synthesized
 	LeaseDuration int32        // seconds; upstream 40
+	// ServerPort is where this node's kubelet server listens, published in
+	// status.daemonEndpoints.kubeletEndpoint (default 10250). Nodes sharing
+	// a host (a hollow-nodes process) share one server, IP and port.
+	ServerPort int32
+	// LogReader opens a container's log file (the CRI log path) for the
+	// kubelet server: os.Open by default; a hollow node's simruntime
+	// answers with a simulated log.
+	LogReader func(path string) (io.ReadCloser, error)
 
 	// Timings.
 	LeaseRenewInterval    time.Duration // default 2 s
@@ -99,6 +109,12 @@ func (c *Config) Defaults() {
 	}
 	if c.LeaseDuration <= 0 {
 		c.LeaseDuration = 40
+	}
+	if c.ServerPort <= 0 {
+		c.ServerPort = 10250
+	}
+	if c.LogReader == nil {
+		c.LogReader = func(path string) (io.ReadCloser, error) { return os.Open(path) }
 	}
 	if c.PodLogsDir == "" {
 		c.PodLogsDir = "/var/log/pods"
@@ -149,6 +165,7 @@ type Kubelet struct {
 	// observed holds the UIDs stamped pod.observed.kubelet.
 	synced atomic.Bool // the pod informer has synced: orphans may be judged
 
+	started     time.Time
 	runtimeName atomic.Pointer[string] // "containerd", "kstep-sim": the containerID scheme
 	registered  atomic.Bool
 	node        nodeState
@@ -179,7 +196,7 @@ func New(cfg Config) (*Kubelet, error) {
 		log: cfg.Log.With("node", cfg.NodeName), tracer: cfg.Tracer, recorder: cfg.Recorder,
 		crashLoop:   NewBackoff(cfg.BackoffInitial, cfg.BackoffMax, cfg.Clock),
 		pullBackoff: NewBackoff(cfg.BackoffInitial, cfg.BackoffMax, cfg.Clock),
-		workers:     map[types.UID]*podWorker{},
+		workers:     map[types.UID]*podWorker{}, started: cfg.Clock.Now(),
 	}
 	k.images = newImagePuller(k)
 	return k, nil
@@ -198,6 +215,7 @@ func (k *Kubelet) NodeName() string { return k.cfg.NodeName }
 func (k *Kubelet) Run(ctx context.Context) error {
 	k.ctx = ctx
 	k.probes = prober.NewManager(ctx, k.cfg.Network, k.execProbe, k.clock, k.podChanged)
+	k.probes.SetRecorder(k.recorder)
 	k.checkRuntime(ctx)
 	if err := k.register(ctx); err != nil {
 		return err

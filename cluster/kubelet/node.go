@@ -93,7 +93,7 @@ func (k *Kubelet) fillStatus(st *corev1.NodeStatus) {
 	if k.cfg.NodeIP != "" {
 		st.Addresses = append([]corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: k.cfg.NodeIP}}, st.Addresses...)
 	}
-	st.DaemonEndpoints.KubeletEndpoint.Port = 10250
+	st.DaemonEndpoints.KubeletEndpoint.Port = k.cfg.ServerPort
 	st.NodeInfo = k.nodeInfo()
 	now := metav1.NewTime(k.clock.Now())
 	k.node.mu.Lock()

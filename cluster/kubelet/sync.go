@@ -133,7 +133,7 @@ func (k *Kubelet) syncDeleting(ctx context.Context, w *podWorker, pod *corev1.Po
 	if !rt.empty() {
 		for _, c := range rt.containers {
 			if c.running() {
-				k.event(pod, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Stopping container %s", c.name))
+				k.containerEvent(pod, c.name, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Stopping container %s", c.name))
 			}
 		}
 		if err := k.killPod(ctx, rt, gracePeriod(pod), true); err != nil {
@@ -307,7 +307,7 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 				delete(w.waiting, c.Name)
 				continue
 			}
-			k.event(pod, corev1.EventTypeNormal, "Killing", why)
+			k.containerEvent(pod, c.Name, corev1.EventTypeNormal, "Killing", why)
 			if err := k.runtime.StopContainer(ctx, cur.id, probeGrace(pod, c)); err != nil {
 				note(k.failed(w, "killing container", err))
 				continue
@@ -352,7 +352,7 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 			if in, left := k.crashLoop.InBackoffSince(key, finishedAt); in {
 				msg := fmt.Sprintf("back-off %v restarting failed container=%s pod=%s_%s(%s)", k.crashLoop.Delay(key), c.Name, pod.Name, pod.Namespace, pod.UID)
 				if w.waiting[c.Name].reason != "CrashLoopBackOff" {
-					k.event(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container "+c.Name)
+					k.containerEvent(pod, c.Name, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container "+c.Name)
 				}
 				w.waiting[c.Name] = waitingState{reason: "CrashLoopBackOff", message: msg}
 				note(left)
@@ -373,26 +373,26 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 		cfg, err := k.containerConfig(ctx, pod, c, attempt, sb.ip)
 		if err != nil {
 			w.waiting[c.Name] = waitingState{reason: "CreateContainerConfigError", message: err.Error()}
-			k.event(pod, corev1.EventTypeWarning, "Failed", "Error: "+err.Error())
+			k.containerEvent(pod, c.Name, corev1.EventTypeWarning, "Failed", "Error: "+err.Error())
 			note(k.failed(w, "container config", err))
 			continue
 		}
 		id, err := k.runtime.CreateContainer(ctx, sb.id, cfg, sbCfg)
 		if err != nil {
 			w.waiting[c.Name] = waitingState{reason: "CreateContainerError", message: err.Error()}
-			k.event(pod, corev1.EventTypeWarning, "Failed", "Error: "+err.Error())
+			k.containerEvent(pod, c.Name, corev1.EventTypeWarning, "Failed", "Error: "+err.Error())
 			note(k.failed(w, "creating container", err))
 			continue
 		}
 		changed = true
-		k.event(pod, corev1.EventTypeNormal, "Created", "Created container "+c.Name)
+		k.containerEvent(pod, c.Name, corev1.EventTypeNormal, "Created", "Created container "+c.Name)
 		if err := k.runtime.StartContainer(ctx, id); err != nil {
 			w.waiting[c.Name] = waitingState{reason: "RunContainerError", message: err.Error()}
-			k.event(pod, corev1.EventTypeWarning, "Failed", "Error: "+err.Error())
+			k.containerEvent(pod, c.Name, corev1.EventTypeWarning, "Failed", "Error: "+err.Error())
 			note(k.failed(w, "starting container", err))
 			continue
 		}
-		k.event(pod, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
+		k.containerEvent(pod, c.Name, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
 		delete(w.waiting, c.Name)
 		if cur != nil {
 			containerRestarts.Inc()
@@ -495,9 +495,20 @@ func (k *Kubelet) collectGarbage(ctx context.Context, w *podWorker, rt *podRunti
 	}
 }
 
+// event writes a pod's Event (nothing without a recorder); the recorder
+// names it <pod>.<hex UnixNano> and folds repeats into its count.
 func (k *Kubelet) event(pod *corev1.Pod, typ, reason, msg string) {
 	if k.recorder != nil {
 		k.recorder.Event(pod, typ, reason, msg)
+	}
+}
+
+// containerEvent writes an Event on one of the pod's containers, as
+// upstream's kubelet does for Pulling, Created, Started, Killing, BackOff,
+// Failed: involvedObject is the pod with fieldPath spec.containers{name}.
+func (k *Kubelet) containerEvent(pod *corev1.Pod, container, typ, reason, msg string) {
+	if k.recorder != nil {
+		k.recorder.Event(prober.ContainerRef(pod, container), typ, reason, msg)
 	}
 }
 

@@ -30,6 +30,11 @@ const (
 	// ControllerManagerUser and SchedulerUser are the control-plane actors.
 	ControllerManagerUser = "system:kube-controller-manager"
 	SchedulerUser         = "system:kube-scheduler"
+	// APIServerKubeletClientUser is the apiservers' identity toward the
+	// kubelets' servers (upstream kubeadm's), which the kubelets authorize
+	// by SubjectAccessReview: the bootstrap policy binds it to
+	// system:kubelet-api-admin.
+	APIServerKubeletClientUser = "kube-apiserver-kubelet-client"
 )
 
 // NodeUser is the user name of the kubelet of node.

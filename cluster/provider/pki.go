@@ -19,7 +19,11 @@ import (
 // node's kubelet (system:node:<name> in system:nodes). Hollow nodes share
 // one process and one connection, so each has a bearer token instead
 // (hollow-nodes.tokens, also in the apiservers' token file) that the
-// hollow-nodes actor sends per node.
+// hollow-nodes actor sends per node. The kubelets' servers have serving
+// certificates for their node names (a real node's, the hollow-nodes
+// actor's for all its nodes), and the apiservers a client certificate for
+// them (kube-apiserver-kubelet-client). An insecure cluster has none of
+// this, so no kubelet server either.
 
 // PKIFiles are the paths of a cluster's PKI.
 type PKIFiles struct{ Dir string }
@@ -32,6 +36,30 @@ func (f PKIFiles) caCert() string          { return f.path("ca.crt") }
 func (f PKIFiles) caKey() string           { return f.path("ca.key") }
 func (f PKIFiles) servingCert() string     { return f.path("apiserver.crt") }
 func (f PKIFiles) servingKey() string      { return f.path("apiserver.key") }
+
+// The apiservers' client certificate for the kubelets' servers, and each
+// kubelet server's serving certificate (a real node's, or the hollow-nodes
+// actor's for all its nodes), valid for the node names: the apiservers
+// dial a node's InternalIP with the node's name as the TLS server name.
+func (f PKIFiles) kubeletClientCert() string { return f.path("apiserver-kubelet-client.crt") }
+func (f PKIFiles) kubeletClientKey() string  { return f.path("apiserver-kubelet-client.key") }
+func (f PKIFiles) kubeletServingCert(component string) string {
+	return f.path("kubelet-" + component + ".crt")
+}
+func (f PKIFiles) kubeletServingKey(component string) string {
+	return f.path("kubelet-" + component + ".key")
+}
+
+// kubeletServerArgs are the flags of a kubelet server (kstep kubelet and
+// kstep hollow-nodes alike) listening on listen.
+func (f PKIFiles) kubeletServerArgs(component, listen string) []string {
+	return []string{
+		"--kubelet-listen=" + listen,
+		"--tls-cert-file=" + f.kubeletServingCert(component),
+		"--tls-private-key-file=" + f.kubeletServingKey(component),
+		"--client-ca-file=" + f.caCert(),
+	}
+}
 
 // tokens is the apiservers' token file; HollowTokens the hollow-nodes
 // actor's share of it.
@@ -48,12 +76,16 @@ func (f PKIFiles) apiserverArgs() []string {
 		"--client-ca-file=" + f.caCert(),
 		"--token-auth-file=" + f.tokens(),
 		"--authorization-mode=Node,RBAC",
+		"--kubelet-client-certificate=" + f.kubeletClientCert(),
+		"--kubelet-client-key=" + f.kubeletClientKey(),
+		"--kubelet-certificate-authority=" + f.caCert(),
 	}
 }
 
 // WritePKI creates the cluster's CA, the apiservers' serving certificate
 // (valid for 127.0.0.1, localhost and every apiserver's host name in the
-// plan: hosts) and the token files (the hollow nodes' tokens and users'
+// plan: hosts), the kubelet servers' serving certificates and the
+// apiservers' client certificate for them, and the token files (the hollow nodes' tokens and users'
 // lines). Client certificates are issued with the kubeconfigs.
 func WritePKI(stateDir string, cs []Component, hosts, users []string) error {
 	f := PKIPaths(stateDir)
@@ -73,6 +105,31 @@ func WritePKI(stateDir string, cs []Component, hosts, users []string) error {
 	}
 	if err := serving.Write(f.servingCert(), f.servingKey()); err != nil {
 		return err
+	}
+	client, err := ca.ClientCert(pki.APIServerKubeletClientUser)
+	if err != nil {
+		return err
+	}
+	if err := client.Write(f.kubeletClientCert(), f.kubeletClientKey()); err != nil {
+		return err
+	}
+	for _, c := range cs {
+		var names []string
+		switch c.Role {
+		case RoleNode:
+			names = []string{c.Name}
+		case RoleHollowNodes:
+			names = c.HollowNodes
+		default:
+			continue
+		}
+		pair, err := ca.ServingCert("kubelet-"+c.Name, names...)
+		if err != nil {
+			return err
+		}
+		if err := pair.Write(f.kubeletServingCert(c.Name), f.kubeletServingKey(c.Name)); err != nil {
+			return err
+		}
 	}
 	var lines []string
 	for _, c := range cs {

@@ -78,6 +78,12 @@ const (
 	PortMetrics  = "metrics"  // controller-managers, schedulers, hollow nodes: /healthz, /metrics
 	PortRegistry = "registry" // the image registry
 	PortKubelet  = "kubelet"  // a real node's kubelet: /healthz, /metrics
+	// PortKubeletServer is the kubelet's HTTPS server (logs, exec, attach,
+	// port-forward, stats), which the apiservers reach: a real node's, or
+	// the one the hollow-nodes actor runs for all its nodes. A node's
+	// InternalIP is the address it listens on, and the port is published
+	// in the Node's status.daemonEndpoints.
+	PortKubeletServer = "kubelet-server"
 )
 
 // Component is one actor of a planned cluster, as every provider runs it:
@@ -271,13 +277,21 @@ func Plan(t Topology, a Addressing) []Component {
 	if t.HollowNodes > 0 {
 		name := string(RoleHollowNodes)
 		port := a.Port(name, PortMetrics)
-		c := client(Component{Name: name, Role: RoleHollowNodes, Ports: map[string]int{PortMetrics: port},
+		ports := map[string]int{PortMetrics: port}
+		c := client(Component{Name: name, Role: RoleHollowNodes, Ports: ports,
 			Serve: PortMetrics, Scheme: "http", ReadyPath: "/healthz"})
 		c.Args = []string{name, "--count=" + strconv.Itoa(t.HollowNodes), "--kubeconfig=" + c.Kubeconfig,
 			"--metrics-listen=" + listen(port)}
+		if secure {
+			ports[PortKubeletServer] = a.Port(name, PortKubeletServer)
+			c.Args = append(c.Args, files.kubeletServerArgs(name, listen(ports[PortKubeletServer]))...)
+		}
 		if t.LatencyProfile != "" {
 			c.Args = append(c.Args, "--latency-profile="+t.LatencyProfile)
 		}
+		// Explicit either way: the actor's default does not decide what
+		// run.json records (HollowArgs, appended after, may still say).
+		c.Args = append(c.Args, "--events="+strconv.FormatBool(t.HollowEvents == nil || *t.HollowEvents))
 		if secure {
 			c.Args = append(c.Args, "--node-token-file="+files.HollowTokens())
 		}
@@ -295,12 +309,19 @@ func Plan(t Topology, a Addressing) []Component {
 		for i := range t.RealNodes {
 			name := fmt.Sprintf("node-%d", i)
 			port := a.Port(name, PortKubelet)
-			c := client(Component{Name: name, Role: RoleNode, Ports: map[string]int{PortKubelet: port},
+			ports := map[string]int{PortKubelet: port}
+			c := client(Component{Name: name, Role: RoleNode, Ports: ports,
 				Serve: PortKubelet, Scheme: "http", ReadyPath: "/healthz", DataDir: a.DataDir(name)})
 			c.Args = []string{"node", "--name=" + name, "--index=" + strconv.Itoa(i+1),
 				"--dir=" + c.DataDir, "--bin-dir=" + a.BinDir,
 				"--registry=" + a.Host(reg) + ":" + strconv.Itoa(regPort), "--kubeconfig=" + c.Kubeconfig,
 				"--kubelet-arg=--metrics-listen=" + listen(port)}
+			if secure {
+				ports[PortKubeletServer] = a.Port(name, PortKubeletServer)
+				for _, arg := range files.kubeletServerArgs(name, listen(ports[PortKubeletServer])) {
+					c.Args = append(c.Args, "--kubelet-arg="+arg)
+				}
+			}
 			c.Args = append(c.Args, trace("--kubelet-arg=", name)...)
 			if a.NodeArgs != nil {
 				c.Args = append(c.Args, a.NodeArgs(name)...)

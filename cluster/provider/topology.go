@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,6 +43,15 @@ type Topology struct {
 	// flaky or a file (cluster/kubelet/simruntime); "" is the actor's
 	// default (zero).
 	LatencyProfile string `json:"latencyProfile,omitempty"`
+	// HollowEvents says whether the hollow kubelets write core/v1 Events
+	// as real kubelets do (Pulling, Pulled, Created, Started, Killing,
+	// Unhealthy, BackOff, Failed): nil or true, they do (hollow-nodes
+	// --events=true); false, they write none, for runs that measure the
+	// control plane's own throughput. An --events flag in HollowArgs wins
+	// (HollowEventsOn). A run.json written before the field existed has
+	// none: its hollow nodes wrote no Events unless their args said so
+	// (results.ReadRun fills it in).
+	HollowEvents *bool `json:"hollowEvents,omitempty"`
 	// Etcd tunes every member; zero fields keep the member's defaults, and
 	// Defaults sets kstep's Raft timing.
 	Etcd EtcdTuning `json:"etcd,omitzero"`
@@ -164,6 +174,37 @@ func (t Topology) Validate() error {
 		return fmt.Errorf("etcd: %w", err)
 	}
 	return nil
+}
+
+// HollowEventsOn reports whether the hollow kubelets write Events: the
+// HollowEvents field (nil: yes), unless HollowArgs, which the actor reads
+// after kstep's own flags, set --events.
+func (t Topology) HollowEventsOn() bool {
+	on := t.HollowEvents == nil || *t.HollowEvents
+	return eventsFlag(t.HollowArgs, on)
+}
+
+// HollowEventsBeforeField is what a run.json topology without HollowEvents
+// meant: hollow-nodes wrote Events only when its args said --events.
+func (t Topology) HollowEventsBeforeField() bool { return eventsFlag(t.HollowArgs, false) }
+
+// eventsFlag is the value of the last --events flag in args (a boolean
+// flag: --events or --events=<bool>), or def without one.
+func eventsFlag(args []string, def bool) bool {
+	for _, a := range args {
+		name, val, hasVal := strings.Cut(a, "=")
+		if name != "--events" && name != "-events" {
+			continue
+		}
+		if !hasVal {
+			def = true
+			continue
+		}
+		if b, err := strconv.ParseBool(val); err == nil {
+			def = b
+		}
+	}
+	return def
 }
 
 // Nodes is every node, real and hollow.

@@ -307,3 +307,40 @@ func TestActorKubeconfigsNameEveryAPIServer(t *testing.T) {
 		t.Fatalf("contexts %v, current %s", raw.Contexts, raw.CurrentContext)
 	}
 }
+
+// hollowEvents reaches the hollow-nodes actor as an explicit --events
+// flag (nil: true); an --events among hollowArgs, read after, wins, and
+// HollowEventsOn says what the actor will do. A topology from before the
+// field meant the actor's old default, no Events, unless its args said.
+func TestHollowEvents(t *testing.T) {
+	no, yes := false, true
+	for _, tc := range []struct {
+		field *bool
+		args  []string
+		flag  string
+		on    bool
+	}{
+		{nil, nil, "--events=true", true},
+		{&no, nil, "--events=false", false},
+		{&yes, []string{"--events=false"}, "--events=true", false},
+		{&no, []string{"--events"}, "--events=false", true},
+		{nil, []string{"--events=0", "--events=true"}, "--events=true", true},
+	} {
+		top := Topology{EtcdMembers: 1, APIServers: 1, HollowNodes: 2, HollowEvents: tc.field, HollowArgs: tc.args}
+		h := component(t, Plan(top, fakeAddressing()), "hollow-nodes")
+		if !hasArg(h, tc.flag) || top.HollowEventsOn() != tc.on {
+			t.Errorf("hollowEvents %v args %q: actor args %q, on %v, want %s and %v", tc.field, tc.args, h.Args, top.HollowEventsOn(), tc.flag, tc.on)
+		}
+	}
+	var top Topology
+	if err := top.UnmarshalJSON([]byte(`{"hollowNodes":2,"hollowEvents":false}`)); err != nil || top.HollowEvents == nil || *top.HollowEvents || top.HollowEventsOn() {
+		t.Errorf("hollowEvents false read as %v (%v)", top.HollowEvents, err)
+	}
+	old := Topology{HollowNodes: 2}
+	if !old.HollowEventsOn() || old.HollowEventsBeforeField() {
+		t.Errorf("no hollowEvents: on %v now, %v before the field", old.HollowEventsOn(), old.HollowEventsBeforeField())
+	}
+	if old.HollowArgs = []string{"--events"}; !old.HollowEventsBeforeField() {
+		t.Errorf("--events before the field: off")
+	}
+}

@@ -4,15 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		// A mode for kubectl exec: the image holds no other program.
+		os.Exit(mode(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "kstep-app:", err)
 		os.Exit(1)
@@ -74,9 +80,40 @@ func newHandler(host, version string, delay time.Duration, elapsed func() time.D
 			http.NotFound(w, r)
 			return
 		}
+		// One line per request: what kubectl logs -f shows arriving.
+		fmt.Fprintf(os.Stderr, "kstep-app: %s %s from %s\n", r.Method, r.URL.Path, r.RemoteAddr)
 		fmt.Fprintf(w, "hello from %s (kstep-app %s)\n", host, version)
 	})
 	return mux
+}
+
+// mode runs one of the exec modes and returns the exit code:
+//
+//	version   prints "kstep-app <version>" and exits 0
+//	echo      copies stdin to stdout until EOF (kubectl exec -i)
+//	exit N    exits with code N (a failing command)
+func mode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	switch args[0] {
+	case "version":
+		fmt.Fprintf(stdout, "kstep-app %s\n", envOr("KSTEP_APP_VERSION", "dev"))
+		return 0
+	case "echo":
+		if _, err := io.Copy(stdout, stdin); err != nil {
+			fmt.Fprintln(stderr, "kstep-app echo:", err)
+			return 1
+		}
+		return 0
+	case "exit":
+		if len(args) == 2 {
+			if n, err := strconv.Atoi(args[1]); err == nil && n >= 0 && n < 256 {
+				return n
+			}
+		}
+		fmt.Fprintln(stderr, "kstep-app exit: want one code, 0 to 255")
+		return 2
+	}
+	fmt.Fprintf(stderr, "kstep-app: unknown mode %q (modes: version, echo, exit N; no argument serves HTTP)\n", args[0])
+	return 2
 }
 
 func envOr(key, def string) string {

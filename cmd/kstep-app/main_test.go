@@ -36,3 +36,26 @@ func TestHandler(t *testing.T) {
 		}
 	}
 }
+
+func TestModes(t *testing.T) {
+	t.Setenv("KSTEP_APP_VERSION", "v2")
+	for _, tc := range []struct {
+		args           []string
+		stdin          string
+		code           int
+		stdout, stderr string
+	}{
+		{args: []string{"version"}, code: 0, stdout: "kstep-app v2\n"},
+		{args: []string{"echo"}, stdin: "hello\nworld\n", code: 0, stdout: "hello\nworld\n"},
+		{args: []string{"exit", "3"}, code: 3},
+		{args: []string{"exit", "300"}, code: 2, stderr: "want one code"},
+		{args: []string{"exit"}, code: 2, stderr: "want one code"},
+		{args: []string{"sh"}, code: 2, stderr: `unknown mode "sh"`},
+	} {
+		var out, errb strings.Builder
+		code := mode(tc.args, strings.NewReader(tc.stdin), &out, &errb)
+		if code != tc.code || out.String() != tc.stdout || !strings.Contains(errb.String(), tc.stderr) {
+			t.Errorf("%v: code %d stdout %q stderr %q; want %d %q ~%q", tc.args, code, out.String(), errb.String(), tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}

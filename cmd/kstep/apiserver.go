@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kstep-dev/kstep/cluster/apiserver"
+	"github.com/kstep-dev/kstep/cluster/pki"
 )
 
 func newAPIServerCmd() *cobra.Command { return apiserverCmd(apiserver.Run) }
@@ -52,6 +53,9 @@ stateless: several run side by side on the same etcd cluster.`,
 	f.StringVar(&opts.TLSKeyFile, "tls-private-key-file", "", "the private key (PEM) of --tls-cert-file")
 	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "authenticate client certificates signed by this CA (CommonName: user, Organization: groups)")
 	f.StringVar(&opts.TokenAuthFile, "token-auth-file", "", `authenticate bearer tokens listed in this CSV file: token,user,uid,"group1,group2"`)
+	f.StringVar(&opts.KubeletClientCertFile, "kubelet-client-certificate", "", "client certificate (PEM) the apiserver presents to the kubelets for pods/log, exec, attach, portforward, nodes/proxy and metrics.k8s.io (user "+pki.APIServerKubeletClientUser+", bound to system:kubelet-api-admin)")
+	f.StringVar(&opts.KubeletClientKeyFile, "kubelet-client-key", "", "the private key (PEM) of --kubelet-client-certificate")
+	f.StringVar(&opts.KubeletCAFile, "kubelet-certificate-authority", "", "CA (PEM) that signs the kubelets' serving certificates, verified with the node's name as the TLS server name")
 	f.StringSliceVar(&opts.AuthorizationModes, "authorization-mode", opts.AuthorizationModes, "authorizers in order: AlwaysAllow, Node, RBAC (e.g. Node,RBAC); without --client-ca-file or --token-auth-file every caller is the admin")
 	f.Int64Var(&opts.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", opts.DefaultNotReadyTolerationSeconds, "tolerationSeconds of the not-ready:NoExecute toleration added to every new pod (upstream: 300; kstep matches --pod-eviction-timeout); negative: none")
 	f.Int64Var(&opts.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", opts.DefaultUnreachableTolerationSeconds, "tolerationSeconds of the unreachable:NoExecute toleration added to every new pod (upstream: 300; kstep matches --pod-eviction-timeout); negative: none")

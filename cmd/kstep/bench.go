@@ -24,6 +24,7 @@ func newBenchCmd() *cobra.Command {
 	var repeat int
 	var pushgateway string
 	var extra provider.Topology // only its *Args fields: appended to the profile's
+	var hollowEvents bool
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Bring a cluster up, run a load profile, and report per-step latency",
@@ -60,6 +61,9 @@ profile and provider).`,
 			c.SchedulerArgs = append(c.SchedulerArgs, extra.SchedulerArgs...)
 			c.NodeArgs = append(c.NodeArgs, extra.NodeArgs...)
 			c.HollowArgs = append(c.HollowArgs, extra.HollowArgs...)
+			if cmd.Flags().Changed("hollow-events") {
+				c.HollowEvents = &hollowEvents
+			}
 			n := max(prof.Repeat, 1)
 			if cmd.Flags().Changed("repeat") {
 				n = repeat
@@ -144,6 +148,7 @@ profile and provider).`,
 	f.StringArrayVar(&extra.APIServerArgs, "apiserver-arg", nil, "extra flag for every apiserver, after the profile's (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringArrayVar(&extra.ControllerManagerArgs, "controller-manager-arg", nil, "extra flag for every controller-manager (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringArrayVar(&extra.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
+	f.BoolVar(&hollowEvents, "hollow-events", true, "the hollow kubelets write Events as real kubelets do; false measures the control plane without them (overrides the profile's cluster.hollowEvents; run.json records it)")
 	f.StringArrayVar(&extra.NodeArgs, "node-arg", nil, "extra flag for every real node (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringArrayVar(&extra.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	return cmd

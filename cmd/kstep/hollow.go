@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/transport"
 
 	"github.com/kstep-dev/kstep/cluster/kubelet"
+	kubeletserver "github.com/kstep-dev/kstep/cluster/kubelet/server"
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
 	"github.com/kstep-dev/kstep/cluster/pki"
 	"github.com/kstep-dev/kstep/cluster/trace"
@@ -70,10 +71,6 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 				}
 				return kubernetes.NewForConfigAndClient(rc, &http.Client{Transport: transport.NewBearerAuthRoundTripper(tok, hc.Transport), Timeout: hc.Timeout})
 			}
-			cs, err := clientFor(fmt.Sprintf("%s%d", prefix, first))
-			if err != nil {
-				return err
-			}
 			prof, err := simruntime.LoadProfile(nf.latencyProfile)
 			if err != nil {
 				return err
@@ -83,20 +80,30 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 				return err
 			}
 			defer t.Close()
-			recorder, stopEvents := eventRecorder(cs, nf.events)
-			defer stopEvents()
+			events := &eventRecorders{on: nf.events}
+			defer events.stop()
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("actor", "hollow-nodes")
 
-			set := &hollowSet{byNode: map[string]*hollowKubelet{}}
+			// One kubelet server for every node, routing by TLS server name;
+			// a stopped kubelet's node answers 404 until it runs again.
+			served := kubeletserver.NewNodes()
+			srv, ln, serveIP, servePort, err := nf.kubeletServer(served.Lookup, log)
+			if err != nil {
+				return err
+			}
+			set := &hollowSet{byNode: map[string]*hollowKubelet{}, served: served}
 			for i := range count {
 				name := fmt.Sprintf("%s%d", prefix, first+i)
 				client, err := clientFor(name)
 				if err != nil {
 					return err
 				}
-				cfg := kubelet.Config{NodeName: name, Client: client, Tracer: t, Log: log, Recorder: recorder(name)}
+				cfg := kubelet.Config{NodeName: name, Client: client, Tracer: t, Log: log, Recorder: events.recorder(client, name)}
 				if err := nf.config(&cfg, true); err != nil {
 					return err
+				}
+				if srv != nil {
+					cfg.NodeIP, cfg.ServerPort = serveIP, servePort
 				}
 				sim, err := simruntime.New(name, simruntime.NodeCIDR(first+i), prof, nil)
 				if err != nil {
@@ -114,6 +121,14 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 			}, opsHandler{hollowctl.Path, hollowctl.Handler(set)}); err != nil {
 				return err
 			}
+			if srv != nil {
+				defer ln.Close()
+				go func() {
+					if err := srv.Serve(ctx, ln); err != nil {
+						log.Error("kubelet server", "err", err)
+					}
+				}()
+			}
 			return set.run(ctx)
 		},
 	}
@@ -125,7 +140,7 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 	f.StringVar(&traceFile, "trace-file", "", "append step events (JSON lines) to this file")
 	f.StringVar(&tokenFile, "node-token-file", "", `bearer tokens of the nodes, as the apiserver's --token-auth-file (token,system:node:<name>,uid,"system:nodes"); each node sends its own`)
 	f.StringVar(&metricsAddr, "metrics-listen", "", "host:port for /healthz (200 once every node is registered), /metrics and /debug/pprof")
-	nf.add(f, false)
+	nf.add(f)
 	return cmd
 }
 
@@ -169,6 +184,8 @@ type hollowSet struct {
 	byNode map[string]*hollowKubelet
 	// failed gets a kubelet's error when it ends by itself.
 	failed chan error
+	// served are the running kubelets the kubelet server routes to.
+	served *kubeletserver.Nodes
 }
 
 // hollowKubelet is one node: its runtime outlives its kubelets, as a
@@ -226,6 +243,7 @@ func (s *hollowSet) startLocked(hk *hollowKubelet) error {
 	kctx, cancel := context.WithCancel(s.ctx)
 	hk.k, hk.cancel, hk.done = k, cancel, make(chan struct{})
 	hk.starts++
+	s.served.Set(k)
 	go func() {
 		defer close(hk.done)
 		err := k.Run(kctx)
@@ -269,6 +287,7 @@ func (s *hollowSet) Stop(ctx context.Context, node string) error {
 	}
 	cancel, done := hk.cancel, hk.done
 	hk.cancel = nil
+	s.served.Remove(node, hk.k)
 	s.mu.Unlock()
 	if cancel == nil {
 		return nil

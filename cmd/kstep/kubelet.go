@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/kubelet"
 	"github.com/kstep-dev/kstep/cluster/kubelet/cri"
+	kubeletserver "github.com/kstep-dev/kstep/cluster/kubelet/server"
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
 	"github.com/kstep-dev/kstep/cluster/trace"
 )
@@ -40,9 +42,11 @@ type nodeFlags struct {
 	events         bool
 	// failpointRestart: testing only (Config.FailpointRestartContainersAfter).
 	failpointRestart time.Duration
+	// The kubelet server (cluster/kubelet/server).
+	serveListen, tlsCert, tlsKey, clientCA string
 }
 
-func (n *nodeFlags) add(f *pflag.FlagSet, eventsDefault bool) {
+func (n *nodeFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&n.cpu, "cpu", "", "cpu capacity to report (default: the host's; 4 for hollow nodes)")
 	f.StringVar(&n.memory, "memory", "", "memory capacity to report, e.g. 8Gi (default: the host's; 8Gi for hollow nodes)")
 	f.Int64Var(&n.maxPods, "max-pods", 110, "pods capacity to report")
@@ -55,9 +59,41 @@ func (n *nodeFlags) add(f *pflag.FlagSet, eventsDefault bool) {
 	f.DurationVar(&n.backoffInitial, "crashloop-backoff-initial", 10*time.Second, "first delay of crash-loop and image-pull backoff (doubles per restart)")
 	f.DurationVar(&n.backoffMax, "crashloop-backoff-max", 5*time.Minute, "longest crash-loop and image-pull backoff")
 	f.StringVar(&n.latencyProfile, "latency-profile", "zero", "hollow runtime behaviour: zero, realistic, flaky, or a YAML file (see cluster/kubelet/simruntime)")
-	f.BoolVar(&n.events, "events", eventsDefault, "write core/v1 Events (Pulling, Started, BackOff, ...)")
+	f.BoolVar(&n.events, "events", true, "write core/v1 Events as upstream's kubelet (Pulling, Pulled, Created, Started, Killing, Unhealthy, BackOff, Failed); false measures the control plane without them")
 	f.DurationVar(&n.failpointRestart, "failpoint-restart-containers-after", 0, "testing only: this long after the first container runs, stop every running container once (the kubelet restarts them: the chaos gate's running-pods-unaffected must catch it)")
 	_ = f.MarkHidden("failpoint-restart-containers-after")
+	f.StringVar(&n.serveListen, "kubelet-listen", "", "host:port of the kubelet server (HTTPS: logs, exec, attach, port-forward, stats; upstream's port is 10250; port 0 picks one). The nodes' InternalIP is its host (the host's first IPv4 when the host is 0.0.0.0) unless --node-ip says otherwise, and its port is published in status.daemonEndpoints. Empty: no server")
+	f.StringVar(&n.tlsCert, "tls-cert-file", "", "the kubelet server's certificate, valid for the node names (the apiserver verifies the name)")
+	f.StringVar(&n.tlsKey, "tls-private-key-file", "", "the kubelet server's private key")
+	f.StringVar(&n.clientCA, "client-ca-file", "", "CA of the client certificates the kubelet server accepts (callers are authorized by SubjectAccessReview)")
+}
+
+// kubeletServer is the kubelet server the flags ask for, listening: nil
+// without --kubelet-listen. ip is the address nodes register as their
+// InternalIP (where the server is reached), port the one they publish.
+func (n *nodeFlags) kubeletServer(nodes func(string) (*kubelet.Kubelet, bool), log *slog.Logger) (srv *kubeletserver.Server, ln net.Listener, ip string, port int32, err error) {
+	if n.serveListen == "" {
+		if n.tlsCert != "" || n.clientCA != "" {
+			return nil, nil, "", 0, errors.New("--tls-cert-file and --client-ca-file need --kubelet-listen")
+		}
+		return nil, nil, "", 0, nil
+	}
+	host, _, err := net.SplitHostPort(n.serveListen)
+	if err != nil {
+		return nil, nil, "", 0, fmt.Errorf("--kubelet-listen %q: %w", n.serveListen, err)
+	}
+	srv, err = kubeletserver.New(kubeletserver.Config{CertFile: n.tlsCert, KeyFile: n.tlsKey, ClientCAFile: n.clientCA, Nodes: nodes, Log: log})
+	if err != nil {
+		return nil, nil, "", 0, err
+	}
+	if ln, err = net.Listen("tcp", n.serveListen); err != nil {
+		return nil, nil, "", 0, fmt.Errorf("--kubelet-listen: %w", err)
+	}
+	ip = host
+	if a, err := netip.ParseAddr(host); host == "" || (err == nil && a.IsUnspecified()) {
+		ip = kubelet.HostIP()
+	}
+	return srv, ln, ip, int32(ln.Addr().(*net.TCPAddr).Port), nil
 }
 
 // config fills the node part of a kubelet config.
@@ -92,17 +128,30 @@ func (n *nodeFlags) config(cfg *kubelet.Config, hollow bool) error {
 	return nil
 }
 
-// eventRecorder starts one event broadcaster for the process; recorders
-// for each node hang off it.
-func eventRecorder(cs kubernetes.Interface, on bool) (func(node string) record.EventRecorder, func()) {
-	if !on {
-		return func(string) record.EventRecorder { return nil }, func() {}
+// eventRecorders hands out each node's event recorder, as upstream's
+// kubelet has it: a broadcaster of its own, writing with the node's own
+// client (its credentials, its goroutine), so one busy node's events do not
+// queue behind another's. Off, every recorder is nil: no Events. stop
+// shuts every broadcaster down.
+type eventRecorders struct {
+	on          bool
+	broadcaster []record.EventBroadcaster
+}
+
+func (e *eventRecorders) recorder(cs kubernetes.Interface, node string) record.EventRecorder {
+	if !e.on {
+		return nil
 	}
 	b := record.NewBroadcaster()
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
-	return func(node string) record.EventRecorder {
-		return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: node})
-	}, b.Shutdown
+	e.broadcaster = append(e.broadcaster, b)
+	return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: node})
+}
+
+func (e *eventRecorders) stop() {
+	for _, b := range e.broadcaster {
+		b.Shutdown()
+	}
 }
 
 func newKubeletCmd() *cobra.Command {
@@ -147,11 +196,22 @@ kubelet adopts them.`,
 			}
 			defer t.Close()
 			cfg.Tracer = t
-			recorder, stopEvents := eventRecorder(cs, nf.events)
-			defer stopEvents()
-			cfg.Recorder = recorder(cfg.NodeName)
+			events := &eventRecorders{on: nf.events}
+			defer events.stop()
+			cfg.Recorder = events.recorder(cs, cfg.NodeName)
 
 			var k *kubelet.Kubelet
+			srv, ln, serveIP, servePort, err := nf.kubeletServer(func(string) (*kubelet.Kubelet, bool) { return k, k != nil }, cfg.Log)
+			if err != nil {
+				return err
+			}
+			if srv != nil {
+				defer ln.Close()
+				cfg.ServerPort = servePort
+				if cfg.NodeIP == "" {
+					cfg.NodeIP = serveIP
+				}
+			}
 			if hollow {
 				prof, err := simruntime.LoadProfile(nf.latencyProfile)
 				if err != nil {
@@ -198,6 +258,13 @@ kubelet adopts them.`,
 			}); err != nil {
 				return err
 			}
+			if srv != nil {
+				go func() {
+					if err := srv.Serve(ctx, ln); err != nil {
+						cfg.Log.Error("kubelet server", "err", err)
+					}
+				}()
+			}
 			if err := k.Run(ctx); err != nil && ctx.Err() == nil {
 				return fmt.Errorf("kubelet %s: %w", cfg.NodeName, err)
 			}
@@ -219,6 +286,6 @@ kubelet adopts them.`,
 	f.StringSliceVar(&cfg.ClusterDNS, "cluster-dns", nil, "nameservers for dnsPolicy ClusterFirst (empty: the node's resolv.conf)")
 	f.StringVar(&cfg.ClusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain")
 	f.StringVar(&cfg.RuntimeHandler, "runtime-handler", "", "RunPodSandbox runtime handler (empty: the runtime's default)")
-	nf.add(f, true)
+	nf.add(f)
 	return cmd
 }

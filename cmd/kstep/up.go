@@ -33,6 +33,7 @@ func newUpCmd() *cobra.Command {
 	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
 	providerName := provider.Process
 	var oldNodes int
+	var hollowEvents bool
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a cluster: etcd, apiservers, controller-managers, schedulers, nodes",
@@ -48,6 +49,9 @@ down" stops it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("nodes") {
 				return fmt.Errorf("up: --nodes is no longer accepted: it meant real nodes here and hollow nodes in bench profiles; use --real-nodes %d (containerd nodes) or --hollow-nodes %d (kubelets over the simulated runtime)", oldNodes, oldNodes)
+			}
+			if cmd.Flags().Changed("hollow-events") {
+				cfg.HollowEvents = &hollowEvents
 			}
 			if cfg.StateDir == "" {
 				return errors.New("no --state-dir given and no home directory to default to")
@@ -112,6 +116,7 @@ down" stops it.`,
 	f.StringArrayVar(&cfg.NodeArgs, "node-arg", nil, "extra flag for every kstep node (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.IntVar(&cfg.HollowNodes, "hollow-nodes", 0, "number of hollow nodes (kubelets over a simulated runtime, all in one process)")
 	f.StringVar(&cfg.LatencyProfile, "latency-profile", "", "the hollow runtime's latency profile: zero, realistic, flaky or a file")
+	f.BoolVar(&hollowEvents, "hollow-events", true, "the hollow kubelets write Events (Pulling, Started, Unhealthy, ...) as real kubelets do; false: none")
 	f.StringArrayVar(&cfg.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringVar(&cfg.TraceDir, "trace-dir", "", "directory for each actor's step events (<actor>.jsonl)")
 	f.StringArrayVar(&cfg.ControllerManagerArgs, "controller-manager-arg", nil, "extra flag for every controller-manager (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")

@@ -134,6 +134,7 @@ func TestDockerProvider(t *testing.T) {
 	}
 	took := waitFor(t, "6 Ready app pods on 2 node containers", 5*time.Minute, ready(""))
 	t.Logf("6 pods Ready with IPs %v after the ReplicaSet was created", took)
+	checkPodIO(t, p.Kubeconfig(), "node-1")
 
 	// Stop a node container (SIGKILL, everything in it dies): the node
 	// goes NotReady and its pods come back Ready on the other node.

@@ -145,6 +145,7 @@ func TestRealNodes(t *testing.T) {
 			t.Fatalf("%s: CRI shows %d ready sandboxes and %d running containers, the apiserver %d pods", n, len(sb), len(ctrs), want)
 		}
 	}
+	checkPodIO(t, p.Kubeconfig(), "node-0")
 	for _, pod := range pods {
 		resp, err := http.Get("http://" + pod.Status.PodIP + ":8080/healthz")
 		if err != nil {

@@ -238,3 +238,64 @@ func (c *Client) PullImage(ctx context.Context, image string, sandbox *runtimeap
 	}
 	return r.GetImageRef(), nil
 }
+
+// Exec prepares a streaming exec in a container and returns the URL on the
+// runtime's stream server that serves it (the kubelet's server proxies the
+// caller's upgraded connection there).
+func (c *Client) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (string, error) {
+	r, err := call(ctx, c, "Exec", c.timeout, func(ctx context.Context) (*runtimeapi.ExecResponse, error) {
+		return c.rs.Exec(ctx, req)
+	})
+	if err != nil {
+		return "", err
+	}
+	return r.GetUrl(), nil
+}
+
+// Attach prepares a streaming attach to a container's main process and
+// returns the URL that serves it.
+func (c *Client) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (string, error) {
+	r, err := call(ctx, c, "Attach", c.timeout, func(ctx context.Context) (*runtimeapi.AttachResponse, error) {
+		return c.rs.Attach(ctx, req)
+	})
+	if err != nil {
+		return "", err
+	}
+	return r.GetUrl(), nil
+}
+
+// PortForward prepares port forwarding into a sandbox's network namespace
+// and returns the URL that serves it.
+func (c *Client) PortForward(ctx context.Context, sandboxID string, ports []int32) (string, error) {
+	r, err := call(ctx, c, "PortForward", c.timeout, func(ctx context.Context) (*runtimeapi.PortForwardResponse, error) {
+		return c.rs.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: sandboxID, Port: ports})
+	})
+	if err != nil {
+		return "", err
+	}
+	return r.GetUrl(), nil
+}
+
+// ListContainerStats returns the cpu and memory usage of the containers
+// carrying every label in labels.
+func (c *Client) ListContainerStats(ctx context.Context, labels map[string]string) ([]*runtimeapi.ContainerStats, error) {
+	r, err := call(ctx, c, "ListContainerStats", c.timeout, func(ctx context.Context) (*runtimeapi.ListContainerStatsResponse, error) {
+		return c.rs.ListContainerStats(ctx, &runtimeapi.ListContainerStatsRequest{Filter: &runtimeapi.ContainerStatsFilter{LabelSelector: labels}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.GetStats(), nil
+}
+
+// ListPodSandboxStats returns the usage of the sandboxes carrying every
+// label in labels, with their containers'.
+func (c *Client) ListPodSandboxStats(ctx context.Context, labels map[string]string) ([]*runtimeapi.PodSandboxStats, error) {
+	r, err := call(ctx, c, "ListPodSandboxStats", c.timeout, func(ctx context.Context) (*runtimeapi.ListPodSandboxStatsResponse, error) {
+		return c.rs.ListPodSandboxStats(ctx, &runtimeapi.ListPodSandboxStatsRequest{Filter: &runtimeapi.PodSandboxStatsFilter{LabelSelector: labels}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.GetStats(), nil
+}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 )
 
@@ -42,9 +43,10 @@ type Manager struct {
 	onChange func(types.UID)
 	ctx      context.Context
 
-	mu      sync.Mutex
-	workers map[workerKey]*worker
-	pods    map[types.UID][]*worker
+	mu       sync.Mutex
+	workers  map[workerKey]*worker
+	pods     map[types.UID][]*worker
+	recorder record.EventRecorder
 }
 
 type workerKey struct {
@@ -66,6 +68,16 @@ func NewManager(ctx context.Context, net Network, exec Exec, clk clock.Clock, on
 		workers: map[workerKey]*worker{}, pods: map[types.UID][]*worker{}}
 }
 
+// SetRecorder makes the workers write upstream's probe events, Warning
+// Unhealthy ("Readiness probe failed: <output>") for each failed run, on
+// the container (involvedObject.fieldPath spec.containers{name}). Nil
+// writes none. Call it before AddPod.
+func (m *Manager) SetRecorder(r record.EventRecorder) {
+	m.mu.Lock()
+	m.recorder = r
+	m.mu.Unlock()
+}
+
 // AddPod starts workers for the pod's probes; a second call for the same
 // pod does nothing.
 func (m *Manager) AddPod(pod *corev1.Pod) {
@@ -77,6 +89,7 @@ func (m *Manager) AddPod(pod *corev1.Pod) {
 	var ws []*worker
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
+		ref := ContainerRef(pod, c.Name)
 		for _, kp := range []struct {
 			k Kind
 			p *corev1.Probe
@@ -84,7 +97,7 @@ func (m *Manager) AddPod(pod *corev1.Pod) {
 			if kp.p == nil {
 				continue
 			}
-			w := &worker{m: m, key: workerKey{pod.UID, c.Name, kp.k}, probe: kp.p, container: c,
+			w := &worker{m: m, key: workerKey{pod.UID, c.Name, kp.k}, probe: kp.p, container: c, ref: ref, recorder: m.recorder,
 				hasStartup: c.StartupProbe != nil, st: newState(kp.k),
 				poke: make(chan struct{}, 1), stop: make(chan struct{})}
 			m.workers[w.key] = w
@@ -152,6 +165,8 @@ type worker struct {
 	key        workerKey
 	probe      *corev1.Probe
 	container  *corev1.Container
+	ref        *corev1.ObjectReference // the container, for events
+	recorder   record.EventRecorder    // nil: no events
 	hasStartup bool
 	poke       chan struct{}
 	stop       chan struct{}
@@ -228,12 +243,12 @@ func (w *worker) once() {
 			return
 		}
 	}
-	r, _ := w.m.runProbe(w.m.ctx, w.probe, w.container, c)
+	r, out := w.m.runProbe(w.m.ctx, w.probe, w.container, c)
 	probeTotal.WithLabelValues(w.key.kind.String(), r.String()).Inc()
 	success, failure := thresholds(w.probe, w.key.kind)
 	w.mu.Lock()
-	changed := false
-	if w.cur.ID == c.ID {
+	changed, current := false, w.cur.ID == c.ID
+	if current {
 		changed = w.st.observe(r, success, failure)
 		if w.key.kind != Readiness && w.st.published == Failure {
 			w.onHold = true // wait for the restart
@@ -243,9 +258,43 @@ func (w *worker) once() {
 		}
 	}
 	w.mu.Unlock()
+	if current {
+		w.event(r, out)
+	}
 	if changed {
 		w.m.onChange(w.key.uid)
 	}
+}
+
+// event writes upstream's event for one probe run that did not succeed
+// (pkg/kubelet/prober/prober.go): every failed run, not only the one that
+// crosses the failure threshold; the recorder's correlator folds repeats
+// into one Event's count.
+func (w *worker) event(r Result, out string) {
+	if w.recorder == nil || r == Success {
+		return
+	}
+	kind := w.key.kind.Title()
+	if r == Failure {
+		w.recorder.Eventf(w.ref, corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", kind, out)
+		return
+	}
+	w.recorder.Eventf(w.ref, corev1.EventTypeWarning, "Unhealthy", "%s probe errored and resulted in unknown state: %s", kind, out)
+}
+
+// ContainerRef is the object reference of a pod's container that the
+// kubelet's container events name, as upstream's GenerateContainerRef: the
+// pod, with fieldPath spec.containers{name} (spec.initContainers{name} for
+// an init container).
+func ContainerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
+	ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name,
+		UID: pod.UID, ResourceVersion: pod.ResourceVersion, FieldPath: fmt.Sprintf("spec.containers{%s}", name)}
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			ref.FieldPath = fmt.Sprintf("spec.initContainers{%s}", name)
+		}
+	}
+	return ref
 }
 
 // runProbe runs one probe action against container c.

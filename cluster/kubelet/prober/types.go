@@ -46,6 +46,18 @@ func (k Kind) String() string {
 	return "readiness"
 }
 
+// Title is the kind as upstream's events spell it: "Readiness",
+// "Liveness", "Startup".
+func (k Kind) Title() string {
+	switch k {
+	case Liveness:
+		return "Liveness"
+	case Startup:
+		return "Startup"
+	}
+	return "Readiness"
+}
+
 // HTTPRequest is one HTTP GET probe.
 type HTTPRequest struct {
 	// ContainerID is the container probed; a real network ignores it (the

@@ -25,6 +25,16 @@
 // SIM_UNHEALTHY_AFTER (its probes fail from then on). An image tagged
 // "missing" cannot be pulled.
 //
+// Stats (ListContainerStats, ListPodSandboxStats) are simulated: a running
+// container's cpu is a steady 30–70 % of its request (10m without one),
+// capped by its limit, its cumulative usage growing from its start; its
+// memory working set ramps up to 40 % of its limit (16 MiB and a little
+// per millicore without one). OpenLog renders a container's log in CRI
+// format from what its model did (started, image, listening, failing
+// health, exit), stamped with when; the kubelet reads it as the log file.
+// Exec, Attach and PortForward answer Unimplemented ("hollow node:
+// containers run no processes").
+//
 // Like containerd it refuses a second sandbox of the same pod and attempt,
 // and containers of images not pulled; calls are counted (Calls) and
 // sandboxes counted by state (Sandboxes) for tests.

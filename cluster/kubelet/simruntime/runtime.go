@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/netip"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -36,6 +37,7 @@ type Runtime struct {
 
 	cfg   Config
 	clock clock.Clock
+	node  string
 
 	rmu sync.Mutex // guards rng
 	rng *rand.Rand
@@ -57,6 +59,8 @@ type sandbox struct {
 	createdAt   int64
 	ip          netip.Addr
 	containers  []string
+	logDir      string  // the config's LogDirectory: containers' log paths are under it
+	ports       []int32 // container ports, for the simulated log
 }
 
 type sandboxMeta struct {
@@ -84,6 +88,9 @@ type container struct {
 	exitAfter      time.Duration // SIM_EXIT_AFTER: exits by itself
 	exitWith       int32         // SIM_EXIT_CODE
 	unhealthyAfter time.Duration // SIM_UNHEALTHY_AFTER: probes fail from then on
+	cpuShares      int64         // from the cpu request: what its simulated usage follows
+	cpuQuota       int64         // from the cpu limit (per 100 ms period), 0 for none
+	memLimit       int64         // bytes, 0 for none
 }
 
 var (
@@ -107,7 +114,7 @@ func New(node string, podCIDR netip.Prefix, cfg Config, clk clock.Clock) (*Runti
 	}
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(node))
-	return &Runtime{cfg: cfg, clock: clk, rng: rand.New(rand.NewPCG(cfg.Seed, h.Sum64())),
+	return &Runtime{cfg: cfg, clock: clk, node: node, rng: rand.New(rand.NewPCG(cfg.Seed, h.Sum64())),
 		sandboxes: map[string]*sandbox{}, containers: map[string]*container{}, images: map[string]string{},
 		ips: ips, calls: map[string]int{}}, nil
 }
@@ -234,7 +241,11 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 	}
 	s := &sandbox{id: r.newID(), meta: sandboxMeta{Name: md.Name, Namespace: md.Namespace, Uid: md.Uid, Attempt: md.Attempt},
 		labels: maps.Clone(req.Config.Labels), annotations: maps.Clone(req.Config.Annotations),
-		state: runtimeapi.PodSandboxState_SANDBOX_READY, createdAt: r.clock.Now().UnixNano(), ip: ip}
+		state: runtimeapi.PodSandboxState_SANDBOX_READY, createdAt: r.clock.Now().UnixNano(), ip: ip,
+		logDir: req.Config.LogDirectory}
+	for _, pm := range req.Config.PortMappings {
+		s.ports = append(s.ports, pm.ContainerPort)
+	}
 	r.sandboxes[s.id] = s
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: s.id}, nil
 }
@@ -383,6 +394,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	if v, err := strconv.Atoi(env["SIM_EXIT_CODE"]); err == nil {
 		c.exitWith = int32(v)
 	}
+	if res := cfg.GetLinux().GetResources(); res != nil {
+		c.cpuShares, c.cpuQuota, c.memLimit = res.CpuShares, res.CpuQuota, res.MemoryLimitInBytes
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, ok := r.sandboxes[req.PodSandboxId]
@@ -402,6 +416,10 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 		}
 	}
 	c.id, c.sandboxID, c.ref, c.createdAt = r.newID(), s.id, ref, r.clock.Now().UnixNano()
+	if c.logPath != "" && s.logDir != "" {
+		// As containerd: the status reports the full path.
+		c.logPath = filepath.Join(s.logDir, c.logPath)
+	}
 	r.containers[c.id] = c
 	s.containers = append(s.containers, c.id)
 	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil

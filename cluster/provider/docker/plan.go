@@ -20,7 +20,10 @@ var containerPorts = map[string]int{
 	provider.PortAPIProxy:    6444,
 	provider.PortMetrics:     10257, // controller-managers, schedulers, hollow nodes
 	provider.PortRegistry:    5000,
-	provider.PortKubelet:     10250, // a node's kubelet /healthz and /metrics
+	provider.PortKubelet:     10248, // a node's kubelet /healthz and /metrics
+	// The kubelets' HTTPS server (logs, exec, stats), of real nodes and of
+	// the hollow-nodes actor alike, as upstream's.
+	provider.PortKubeletServer: 10250,
 }
 
 // Directories inside the containers that live on the actor's volume.
