@@ -72,11 +72,18 @@ func TestHollowStartedEvents(t *testing.T) {
 			}
 			pods := readPods(t, filepath.Join(out, "pods.jsonl"))
 			if !on {
+				// Real nodes' kubelets write theirs whatever hollow nodes do.
+				real := 0
 				for _, e := range kube {
-					if e.Source.Component == "kubelet" {
+					if e.Source.Component != "kubelet" {
+						continue
+					}
+					if strings.HasPrefix(e.Source.Host, "hollow-") {
 						t.Fatalf("hollow-node Events off, yet the kubelet wrote %s %s on %s", e.Reason, e.Name, e.Source.Host)
 					}
+					real++
 				}
+				t.Logf("hollow-node Events off: none from hollow nodes, %d from real nodes' kubelets", real)
 				return
 			}
 			bound, ready := stamps(t, filepath.Join(out, "events.jsonl.gz"))
