@@ -84,33 +84,16 @@ func runningContainer(w http.ResponseWriter, r *http.Request) (*kubelet.Kubelet,
 	return k, c, true
 }
 
-func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
-	if !upgradeRequested(w, r) {
-		return
-	}
-	o, err := parseStreamOptions(r.URL.Query(), true)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	k, c, ok := runningContainer(w, r)
-	if !ok {
-		return
-	}
-	u, err := k.Runtime().Exec(r.Context(), &runtimeapi.ExecRequest{ContainerId: c.ID, Cmd: o.command,
-		Tty: o.tty, Stdin: o.stdin, Stdout: o.stdout, Stderr: o.stderr})
-	if err != nil {
-		writeRuntimeError(w, err)
-		return
-	}
-	s.proxyStream(w, r, u)
-}
+func (s *Server) exec(w http.ResponseWriter, r *http.Request)   { s.containerStream(w, r, true) }
+func (s *Server) attach(w http.ResponseWriter, r *http.Request) { s.containerStream(w, r, false) }
 
-func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
+// containerStream serves /exec (a command) and /attach (the container's
+// own process): the runtime's stream URL for the container, proxied.
+func (s *Server) containerStream(w http.ResponseWriter, r *http.Request, exec bool) {
 	if !upgradeRequested(w, r) {
 		return
 	}
-	o, err := parseStreamOptions(r.URL.Query(), false)
+	o, err := parseStreamOptions(r.URL.Query(), exec)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -119,8 +102,14 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	u, err := k.Runtime().Attach(r.Context(), &runtimeapi.AttachRequest{ContainerId: c.ID,
-		Tty: o.tty, Stdin: o.stdin, Stdout: o.stdout, Stderr: o.stderr})
+	var u string
+	if exec {
+		u, err = k.Runtime().Exec(r.Context(), &runtimeapi.ExecRequest{ContainerId: c.ID, Cmd: o.command,
+			Tty: o.tty, Stdin: o.stdin, Stdout: o.stdout, Stderr: o.stderr})
+	} else {
+		u, err = k.Runtime().Attach(r.Context(), &runtimeapi.AttachRequest{ContainerId: c.ID,
+			Tty: o.tty, Stdin: o.stdin, Stdout: o.stdout, Stderr: o.stderr})
+	}
 	if err != nil {
 		writeRuntimeError(w, err)
 		return
