@@ -3,12 +3,14 @@ package testenv
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,21 +42,33 @@ func Etcd(t testing.TB) (string, *clientv3.Client) {
 // EtcdWith is Etcd with its configuration changed by mutate (nil: none).
 func EtcdWith(t testing.TB, mutate func(*etcd.Config)) (string, *clientv3.Client) {
 	t.Helper()
-	cfg := etcd.DefaultConfig()
-	cfg.Name = "test"
-	cfg.DataDir = t.TempDir()
-	client := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
-	peer := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
-	cfg.ListenClientURLs, cfg.AdvertiseClientURLs = []string{client}, []string{client}
-	cfg.ListenPeerURLs, cfg.AdvertisePeerURLs = []string{peer}, []string{peer}
-	cfg.InitialCluster = "test=" + peer
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	m, err := etcd.Start(ctx, cfg)
-	if err != nil {
+	var m *etcd.Member
+	var client string
+	// A free port is free only until someone else takes it: test packages
+	// run side by side, so a port taken between FreePort and etcd's bind
+	// is tried again with new ones.
+	for attempt := 1; ; attempt++ {
+		cfg := etcd.DefaultConfig()
+		cfg.Name = "test"
+		cfg.DataDir = t.TempDir()
+		client = fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
+		peer := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
+		cfg.ListenClientURLs, cfg.AdvertiseClientURLs = []string{client}, []string{client}
+		cfg.ListenPeerURLs, cfg.AdvertisePeerURLs = []string{peer}, []string{peer}
+		cfg.InitialCluster = "test=" + peer
+		if mutate != nil {
+			mutate(&cfg)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var err error
+		m, err = etcd.Start(ctx, cfg)
+		cancel()
+		if err == nil {
+			break
+		}
+		if attempt < 5 && errors.Is(err, syscall.EADDRINUSE) {
+			continue
+		}
 		t.Fatalf("start etcd: %v", err)
 	}
 	t.Cleanup(m.Close)

@@ -246,7 +246,6 @@ func TestKubectlDrain(t *testing.T) {
 	}
 	node := strings.TrimSpace(k.run("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].spec.nodeName}"))
 	pod := strings.TrimSpace(k.run("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}"))
-	checkHollowPodIO(t, k, pod)
 
 	// A direct eviction (client-go): 429 naming the budget.
 	cs := clientFor(t, conf, "")

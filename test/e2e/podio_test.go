@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -139,6 +140,15 @@ func checkPodIO(t *testing.T, kubeconfig, node string) {
 		}
 		close(lines)
 	}()
+	// attach: the container's own output from now on.
+	attach := exec.CommandContext(ctx, k.path, "--kubeconfig", k.conf, "attach", "-n", "io", "web", "-c", "app")
+	var attached safeBuffer
+	attach.Stdout, attach.Stderr = &attached, &attached
+	if err := attach.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = attach.Process.Kill(); _ = attach.Wait() }()
+	time.Sleep(2 * time.Second) // attached before the request below
 	pf := exec.CommandContext(ctx, k.path, "--kubeconfig", k.conf, "port-forward", "-n", "io", "pod/web", ":8080")
 	pfOut, err := pf.StdoutPipe()
 	if err != nil {
@@ -186,6 +196,9 @@ func checkPodIO(t *testing.T, kubeconfig, node string) {
 	if follow.ProcessState != nil {
 		t.Errorf("kubectl logs -f ended within 2 s")
 	}
+	waitFor(t, "kubectl attach to show the GET", 20*time.Second, func() bool {
+		return strings.Contains(attached.String(), "kstep-app: GET / from")
+	})
 
 	// --previous: the restarter's liveness probe fails, the kubelet kills
 	// its container and starts another.
@@ -228,6 +241,26 @@ func checkPodIO(t *testing.T, kubeconfig, node string) {
 	k.run("delete", "namespace", "io", "--timeout=2m")
 }
 
+// TestHollowPodIO: kubectl logs, exec and top on hollow nodes, on both
+// providers (in a docker cluster the apiserver reaches the hollow-nodes
+// container's kubelet server on the cluster's network).
+func TestHollowPodIO(t *testing.T) {
+	for _, prov := range []string{"process", "docker"} {
+		t.Run(prov, func(t *testing.T) {
+			if prov == "docker" {
+				needDocker(t)
+			}
+			conf, _ := upCLI(t, "--provider", prov, "--etcd-members", "1", "--apiservers", "1",
+				"--controller-managers", "1", "--schedulers", "1", "--hollow-nodes", "2")
+			k := kubectl{t: t, path: kubectlPath(t), conf: conf}
+			k.run("create", "deployment", "web", "--image=registry.kstep.local/app:v1", "--replicas=2")
+			k.run("rollout", "status", "deployment/web", "--timeout=60s")
+			pod := strings.TrimSpace(k.run("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}"))
+			checkHollowPodIO(t, k, pod)
+		})
+	}
+}
+
 // checkHollowPodIO: on a hollow node, kubectl logs returns the simulated
 // container's short log, exec is refused with a clear reason (its
 // containers run no process), and kubectl top reads the simulated stats.
@@ -247,4 +280,22 @@ func checkHollowPodIO(t *testing.T, k kubectl, pod string) {
 		out, err := k.try("top", "node")
 		return err == nil && strings.Contains(out, "hollow-0")
 	})
+}
+
+// safeBuffer is a strings.Builder a command writes and a test reads.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -45,6 +45,9 @@ func fakeActor(role string, args []string) int {
 		fs.String("client-ca-file", "", "")
 		fs.String("token-auth-file", "", "")
 		fs.String("authorization-mode", "", "")
+		fs.String("kubelet-client-certificate", "", "")
+		fs.String("kubelet-client-key", "", "")
+		fs.String("kubelet-certificate-authority", "", "")
 		if err := fs.Parse(args); err != nil {
 			return 2
 		}
