@@ -176,10 +176,12 @@ type Input struct {
 	// endpoints.updated, and so which object its chain names.
 	EndpointsStamp string
 	// Outside: the load generator stamped the outside view (its watches'
-	// client.pod.* and client.endpoints.listed), and the cluster's
-	// components may not stamp at all (the external provider): a step no
-	// actor stamps is then not observable on this cluster.
+	// client.pod.* and client.endpoints.listed).
 	Outside bool
+	// External: the cluster's components do not stamp kstep's tracer (the
+	// external provider): a step only a component stamps is then not
+	// observable on this cluster, rather than unavailable.
+	External bool
 	// NodeKinds maps a node to the kind of its pods (results.NodesReal,
 	// results.NodesHollow), for pods no kubelet stamped: what the cluster's
 	// node objects say (the external provider).
@@ -278,7 +280,7 @@ func Analyze(in Input, r *results.Run) {
 	for _, s := range steps {
 		src := results.StepSource{Step: s, Where: results.FromCluster}
 		switch {
-		case !available(s) && in.Outside && !harnessSteps[s]:
+		case !available(s) && in.External && !harnessSteps[s]:
 			src.Where = results.NotObservable
 			r.NotObservable = append(r.NotObservable, s)
 		case !available(s):

@@ -45,7 +45,7 @@ func outsideEvents(skip string) []trace.Event {
 }
 
 func outsideInput(events []trace.Event) Input {
-	return Input{Events: events, Objects: []types.UID{"rs"}, Replicas: 2, Outside: true,
+	return Input{Events: events, Objects: []types.UID{"rs"}, Replicas: 2, Outside: true, External: true,
 		Pods: []loadgen.PodOwner{
 			{Namespace: "ns", Name: "rs-a", UID: "a", RSUID: "rs", Node: "hollow-0"},
 			{Namespace: "ns", Name: "rs-b", UID: "b", RSUID: "rs", Node: "node-1"},
@@ -130,7 +130,7 @@ func TestAnalyzeInsideHasNoOutsideSteps(t *testing.T) {
 		{TS: 5, Step: trace.PodReadyObserved, Actor: loadgen.Actor, UID: "a"},
 		{TS: 6, Step: trace.PodReadyObserved, Actor: loadgen.Actor, UID: "b"},
 	})
-	in.Outside = false
+	in.Outside, in.External = false, false
 	r := &results.Run{Valid: true}
 	Analyze(in, r)
 	for _, s := range r.Unavailable {
@@ -213,5 +213,34 @@ func TestPreflight(t *testing.T) {
 	})
 	if err := Preflight(context.Background(), cs2, "kc", Needs(&job)); err != nil {
 		t.Errorf("all allowed: %v", err)
+	}
+}
+
+// The outside view on a cluster of kstep's own actors (a profile's
+// outsideView): its rows beside the actors', and a step no actor stamped
+// is unavailable, not "not observable".
+func TestAnalyzeOutsideOnKstepCluster(t *testing.T) {
+	in := outsideInput(append(outsideEvents(""),
+		trace.Event{TS: 1_000_000_000 + 2e6, Step: trace.RSReceived, Actor: "apiserver-0", UID: "rs"},
+		trace.Event{TS: 1_000_000_000 + 3e6, Step: trace.RSPersisted, Actor: "apiserver-0", UID: "rs"}))
+	in.External = false
+	r := &results.Run{Valid: true}
+	Analyze(in, r)
+	if !r.Valid || len(r.NotObservable) != 0 {
+		t.Fatalf("valid %v (%v), not observable %v: want valid, none", r.Valid, r.Invalid, r.NotObservable)
+	}
+	names := map[string]bool{}
+	for _, s := range r.Steps {
+		names[s.Name] = true
+	}
+	if !names["inside: admission + etcd write"] || !names["outside: pod seen created → seen bound"] {
+		t.Errorf("rows %v, want the actors' and the outside ones", names)
+	}
+	where := map[string]string{}
+	for _, s := range r.Sources {
+		where[s.Step] = s.Where
+	}
+	if where[trace.RSPersisted] != results.FromCluster || where[trace.PodBound] != results.FromNowhere || where[loadgen.ClientPodAdded] != results.FromHarness {
+		t.Errorf("sources %v", where)
 	}
 }

@@ -175,7 +175,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	// was killed. On a cluster whose components stamp nothing, the load
 	// generator's watches stamp what they see from outside.
 	res, lerr := loadgen.Run(ctx, &prof.Job, loadgen.Options{Client: cs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl"), Progress: opts.Progress,
-		Labels: map[string]string{provider.RunLabel: label}, Outside: external})
+		Labels: map[string]string{provider.RunLabel: label}, Outside: external || prof.OutsideView})
 	if lerr != nil {
 		invalid("load job: %v", lerr)
 	}
@@ -244,7 +244,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	}
 	Analyze(Input{Events: events, Objects: objects, Pods: pods, Replicas: int(prof.Job.Object.Replicas),
 		APIServerOf: apiOf, HollowActors: hollow, LatencyProfile: latencyProfile, EndpointsStamp: prof.EndpointsStamp,
-		Outside: external, NodeKinds: nodeKinds}, run)
+		Outside: external || prof.OutsideView, External: external, NodeKinds: nodeKinds}, run)
 
 	accountDrops(run, sums)
 

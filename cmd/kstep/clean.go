@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,8 +21,8 @@ func newCleanCmd() *cobra.Command {
 		Short: "Delete what kstep runs left in a cluster (everything labelled " + provider.RunLabel + ")",
 		Long: `Delete from the cluster of --kubeconfig (its --context, default the current
 one) every Deployment, ReplicaSet, Service, pod and namespace that carries
-the label ` + provider.RunLabel + ` (with --run, only that run's: the value
-run.json's cluster.external.label shows), and nothing else: what a
+the label ` + provider.RunLabel + ` (with --run, only that run's: run.json's
+cluster.external.label, or its value), and nothing else: what a
 "kstep bench --provider external" run that was killed left behind. It
 waits until they are gone, or --timeout.
 
@@ -43,7 +44,7 @@ finish (the error says what is left).`,
 				return usageError{err}
 			}
 			sel := provider.RunLabel
-			if run != "" {
+			if run = strings.TrimPrefix(run, provider.RunLabel+"="); run != "" {
 				sel += "=" + run
 			}
 			ctx, cancel := context.WithTimeout(ctx, timeout)
