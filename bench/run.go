@@ -170,12 +170,18 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		stopDisruptions = func() []results.Disruption { return nil }
 	}
 	logf("load: %d %s × %d replicas at %.0f qps (burst %d)", prof.Job.Count, prof.Job.Object.Kind, prof.Job.Object.Replicas, prof.Job.QPS, prof.Job.Burst)
-	// Everything the job creates carries the run's label: what the
-	// external provider removes at Down, and kstep clean after a run that
-	// was killed. On a cluster whose components stamp nothing, the load
-	// generator's watches stamp what they see from outside.
+	// On an external cluster everything the job creates carries the run's
+	// label: what the provider removes at Down, and kstep clean after a
+	// run that was killed (a cluster kstep runs goes whole at Down, and
+	// its objects stay as they were). On a cluster whose components stamp
+	// nothing, the load generator's watches stamp what they see from
+	// outside.
+	var labels map[string]string
+	if external {
+		labels = map[string]string{provider.RunLabel: label}
+	}
 	res, lerr := loadgen.Run(ctx, &prof.Job, loadgen.Options{Client: cs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl"), Progress: opts.Progress,
-		Labels: map[string]string{provider.RunLabel: label}, Outside: external || prof.OutsideView})
+		Labels: labels, Outside: external || prof.OutsideView})
 	if lerr != nil {
 		invalid("load job: %v", lerr)
 	}

@@ -34,8 +34,9 @@
 //     harness and kstep's commands reach them. bench and chaos import this
 //     package and no implementation.
 //
-// RunLabel (registry.go) is the label everything a run creates carries, and
-// what the external provider and `kstep clean` remove by.
+// RunLabel (registry.go) is the label everything a run creates on an
+// external cluster carries, and what the external provider and `kstep
+// clean` remove by.
 //
 // It must not import an implementation (provider/process, provider/docker,
 // provider/external)

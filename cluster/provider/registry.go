@@ -20,8 +20,8 @@ const (
 )
 
 // RunLabel is the label kstep puts on everything a run creates in a
-// cluster (namespaces, ReplicaSets, Deployments, Services, their pods), its
-// value the run's ID: what the external provider removes after a run and
+// cluster it does not run (namespaces, ReplicaSets, Deployments, Services,
+// their pods), its value the run's ID: what the external provider removes after a run and
 // `kstep clean` removes after a run that was killed, and all they touch.
 const RunLabel = "kstep.dev/run"
 
