@@ -2,7 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -27,9 +29,23 @@ var repeats = map[string]bool{trace.PodStatusPersisted: true, trace.EndpointsUpd
 // allSteps is every step a run may carry, in chain order.
 var allSteps = []string{
 	loadgen.ClientRSSent, trace.RSReceived, trace.RSPersisted, trace.RSCached, loadgen.ClientRSAcked, trace.RSObserved,
-	trace.PodCreateSent, trace.PodPersisted, trace.PodCached, trace.PodObservedSched, trace.PodScheduled, trace.PodBound,
-	trace.PodBoundCached, trace.PodObservedKubelet, trace.PodSandboxReady, trace.PodImagePulled, trace.PodContainerStarted, trace.PodProbeReady,
-	trace.PodStatusPersisted, trace.PodReadyCached, trace.EndpointsUpdated, trace.PodReadyObserved,
+	trace.PodCreateSent, trace.PodPersisted, trace.PodCached, loadgen.ClientPodAdded, trace.PodObservedSched, trace.PodScheduled, trace.PodBound,
+	trace.PodBoundCached, loadgen.ClientPodBound, trace.PodObservedKubelet, trace.PodSandboxReady, trace.PodImagePulled, trace.PodContainerStarted, trace.PodProbeReady,
+	trace.PodStatusPersisted, loadgen.ClientPodRunning, trace.PodReadyCached, trace.EndpointsUpdated, trace.PodReadyObserved, loadgen.ClientEndpointsListed,
+}
+
+// outsideSteps are the load generator's outside view (loadgen.Options.
+// Outside): a run counts them among its steps only when it stamps them
+// (Input.Outside), so a run without them does not list them unavailable.
+var outsideSteps = map[string]bool{
+	loadgen.ClientPodAdded: true, loadgen.ClientPodBound: true, loadgen.ClientPodRunning: true, loadgen.ClientEndpointsListed: true,
+}
+
+// harnessSteps are stamped by kstep's load generator (its requests and
+// its watches, on its own clock); every other step by a cluster's actor.
+var harnessSteps = map[string]bool{
+	loadgen.ClientRSSent: true, loadgen.ClientRSAcked: true, trace.PodReadyObserved: true,
+	loadgen.ClientPodAdded: true, loadgen.ClientPodBound: true, loadgen.ClientPodRunning: true, loadgen.ClientEndpointsListed: true,
 }
 
 // transition is one row of the step table, between two stamps of which the
@@ -112,6 +128,28 @@ func endpointsChain(ctrl, object string) string {
 		object + " write listing the pod was acknowledged"
 }
 
+// The outside view: what kstep's own watches see of a pod, each row
+// between two stamps of the load generator, on its clock. Every row but
+// the first and the last is measured within one watch (the pod watch
+// delivers one pod's changes in order), so each start precedes its end;
+// those two start at the client's own send.
+var outsideTransitions = []transition{
+	{step: "①–③", name: "outside: client sent → pod seen created", from: []string{loadgen.ClientRSSent}, to: loadgen.ClientPodAdded,
+		chain: "client.rs.sent: the load generator, before it sends the ReplicaSet; client.pod.added: its pod watch first delivered the pod the controller created for it"},
+	{step: "④–⑤", name: "outside: pod seen created → seen bound", from: []string{loadgen.ClientPodAdded}, to: loadgen.ClientPodBound,
+		chain: "both from the load generator's pod watch: when it first delivered the pod, when it first showed spec.nodeName set (0 when the first delivery was bound already)"},
+	{step: "⑥–⑦", name: "outside: seen bound → seen Running", from: []string{loadgen.ClientPodBound}, to: loadgen.ClientPodRunning,
+		chain: "both from the load generator's pod watch: when it first showed spec.nodeName, when it first showed phase Running (the kubelet's status write)"},
+	{step: "⑦–⑧", name: "outside: seen Running → seen Ready", from: []string{loadgen.ClientPodRunning}, to: trace.PodReadyObserved,
+		chain: "both from the load generator's pod watch: when it first showed phase Running, when it first showed the Ready condition True"},
+	// Not from pod.ready.observed: that is another watch (the pod watch),
+	// which can deliver the Ready status after the Endpoints watch
+	// delivers the listing the Ready status caused (seen up to 10 ms later
+	// on a kstep cluster), so only the client's own send precedes it.
+	{step: "①–⑧", name: "outside: client sent → Endpoints seen listing the pod", from: []string{loadgen.ClientRSSent}, to: loadgen.ClientEndpointsListed,
+		chain: "client.rs.sent: the load generator, before it sends the ReplicaSet; client.endpoints.listed: its Endpoints watch first listed the pod as a ready address (the one stamp before it that precedes it for sure: its pod watch is another stream)"},
+}
+
 var endToEnd = transition{step: "e2e", name: "client sent → pod Ready observed", from: []string{loadgen.ClientRSSent}, to: trace.PodReadyObserved,
 	chain: "client.rs.sent: the load generator, before it sends the ReplicaSet; pod.ready.observed: its watch delivered the pod Ready"}
 
@@ -137,6 +175,17 @@ type Input struct {
 	// EndpointsStamp is the profile's: which controller stamped
 	// endpoints.updated, and so which object its chain names.
 	EndpointsStamp string
+	// Outside: the load generator stamped the outside view (its watches'
+	// client.pod.* and client.endpoints.listed).
+	Outside bool
+	// External: the cluster's components do not stamp kstep's tracer (the
+	// external provider): a step only a component stamps is then not
+	// observable on this cluster, rather than unavailable.
+	External bool
+	// NodeKinds maps a node to the kind of its pods (results.NodesReal,
+	// results.NodesHollow), for pods no kubelet stamped: what the cluster's
+	// node objects say (the external provider).
+	NodeKinds map[string]string
 }
 
 // stamp is one actor's stamp of a step.
@@ -220,11 +269,36 @@ func Analyze(in Input, r *results.Run) {
 		}
 	}
 	available := func(step string) bool { return len(st[step]) > 0 }
-	r.Unavailable = nil
+	// steps are the steps this run may carry.
+	var steps []string
 	for _, s := range allSteps {
+		if !outsideSteps[s] || in.Outside || available(s) {
+			steps = append(steps, s)
+		}
+	}
+	r.Unavailable, r.NotObservable, r.Sources = nil, nil, nil
+	for _, s := range steps {
+		src := results.StepSource{Step: s, Where: results.FromCluster}
+		switch {
+		case !available(s) && in.External && !harnessSteps[s]:
+			src.Where = results.NotObservable
+			r.NotObservable = append(r.NotObservable, s)
+		case !available(s):
+			src.Where = results.FromNowhere
+		case harnessSteps[s]:
+			src.Where = results.FromHarness
+		}
 		if !available(s) {
 			r.Unavailable = append(r.Unavailable, s)
 		}
+		seen := map[string]bool{}
+		for _, m := range st[s] {
+			for _, t := range m {
+				seen[t.actor] = true
+			}
+		}
+		src.Actors = slices.Sorted(maps.Keys(seen))
+		r.Sources = append(r.Sources, src)
 	}
 	objects := map[types.UID]bool{}
 	for _, u := range in.Objects {
@@ -263,7 +337,7 @@ func Analyze(in Input, r *results.Run) {
 				return results.NodesReal
 			}
 		}
-		return ""
+		return in.NodeKinds[p.Node]
 	}
 	kinds := map[string]bool{}
 	podKind := make([]string, len(pods))
@@ -384,7 +458,7 @@ func Analyze(in Input, r *results.Run) {
 	}
 
 	r.Steps = nil
-	for _, t := range transitions {
+	for _, t := range append(slices.Clip(transitions), outsideTransitions...) {
 		from, samples, ok := measure(t)
 		if !ok {
 			continue
@@ -410,14 +484,14 @@ func Analyze(in Input, r *results.Run) {
 			n, f.Step, f.Name, f.Namespace, f.Pod, f.MS, f.FromActor, f.ToActor))
 	}
 
-	r.Waterfalls = waterfalls(st, pods, uidFor, available)
+	r.Waterfalls = waterfalls(st, pods, steps, uidFor, available)
 
 	// Completeness: every pod carries every step some actor of the run
 	// stamps (RS steps through its ReplicaSet).
 	r.Incomplete = nil
 	for _, p := range pods {
 		var missing []string
-		for _, s := range allSteps {
+		for _, s := range steps {
 			if !available(s) {
 				continue
 			}
@@ -512,7 +586,7 @@ func populations(st stamps, pods []loadgen.PodOwner, podKind []string, e2e []sam
 
 // waterfalls picks the median and the p99 pod by end to end and lays out
 // every stamp of each after its first (the client's send).
-func waterfalls(st stamps, pods []loadgen.PodOwner, uidFor func(string, loadgen.PodOwner) types.UID, available func(string) bool) []results.Waterfall {
+func waterfalls(st stamps, pods []loadgen.PodOwner, steps []string, uidFor func(string, loadgen.PodOwner) types.UID, available func(string) bool) []results.Waterfall {
 	type timed struct {
 		p        loadgen.PodOwner
 		start, d int64
@@ -537,7 +611,7 @@ func waterfalls(st stamps, pods []loadgen.PodOwner, uidFor func(string, loadgen.
 	}{{"p50 pod", rank(0.50)}, {"p99 pod", rank(0.99)}} {
 		t := done[pick.i]
 		w := results.Waterfall{Label: pick.label, Namespace: t.p.Namespace, Name: t.p.Name, EndToEnd: float64(t.d) / 1e6}
-		for _, step := range allSteps {
+		for _, step := range steps {
 			if !available(step) {
 				continue
 			}

@@ -6,6 +6,15 @@
 // renders the outcome). RunSet repeats a run N times, each on a fresh
 // cluster, into a set directory (what `kstep compare` judges).
 //
+// With the external provider (a cluster kstep does not run, external.go)
+// it records the cluster (version, nodes and their kinds), asks the
+// apiserver whether the credentials may do all the run does (Preflight, a
+// *PermissionError naming what they may not), labels all the job creates
+// with provider.RunLabel for the provider to remove, and measures the
+// steps visible from outside from the load generator's own watches
+// (loadgen.Options.Outside); the steps only a component sees are reported
+// not observable on this cluster.
+//
 // Profiles are built in (quick, nightly, scale) or read from YAML (kind
 // BenchProfile: the cluster's provider.Topology, a LoadJob, a repeat count,
 // and endpointsStamp: which controller stamps step ⑧'s endpoints.updated,

@@ -53,6 +53,12 @@ type Profile struct {
 	// (kstep's 2 s / 1.5 s / 250 ms, what `kstep up` and the chaos engine
 	// run). A profile whose actor args set --leader-elect-* decides itself.
 	LeaseTiming string `json:"leaseTiming,omitempty"`
+	// OutsideView: the load generator's watches also stamp what is seen
+	// from outside the cluster (client.pod.added, .bound, .running,
+	// client.endpoints.listed), and the report gets the outside rows, on
+	// any provider: beside the actors' own rows on process and docker, the
+	// rows an external run has. --provider external always takes it.
+	OutsideView bool `json:"outsideView,omitempty"`
 }
 
 // LeaseTiming values.

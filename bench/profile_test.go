@@ -162,3 +162,19 @@ func TestProfileLeaseTiming(t *testing.T) {
 		t.Fatalf("leaseTiming fast: %v", err)
 	}
 }
+
+// outsideView: true in a profile file asks for the outside view on any
+// provider; it is off by default.
+func TestProfileOutsideView(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(path, []byte("kind: BenchProfile\nname: o\noutsideView: true\ncluster: {hollowNodes: 2}\njob: {count: 1, namespaces: [o]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LoadProfile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.OutsideView || Builtin["quick"].OutsideView {
+		t.Errorf("outsideView %v, quick's %v: want true, false", p.OutsideView, Builtin["quick"].OutsideView)
+	}
+}

@@ -13,7 +13,17 @@ import (
 // the profile's cluster: state in state, every actor's step events in
 // traces. Real nodes the machine cannot run are dropped, and said so on
 // logf; run.Cluster records what runs.
-func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces string, run *results.Run, logf func(string, ...any)) (provider.Spec, provider.Provider, error) {
+func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces, label string, run *results.Run, logf func(string, ...any)) (provider.Spec, provider.Provider, error) {
+	if opts.Provider == provider.External {
+		// kstep runs none of it: no topology, no actor flags. The harness
+		// records what it finds (Run) and the provider removes what the
+		// run labelled at Down.
+		spec := provider.Spec{StateDir: state, Kubeconfig: opts.Kubeconfig, Context: opts.Context, RunID: label, Log: opts.Log}
+		run.Runtime = ""
+		run.Cluster = results.Cluster{Objects: prof.Job.Count, Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS, External: &results.External{Context: opts.Context}}
+		p, err := provider.New(ctx, opts.Provider, spec)
+		return spec, p, err
+	}
 	spec := provider.Spec{Topology: prof.Cluster, StateDir: state, TraceDir: traces, Binary: opts.Binary,
 		ReadyTimeout: 2 * time.Minute, Log: opts.Log}
 	if spec.RealNodes > 0 {

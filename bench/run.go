@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kstep-dev/kstep/cluster/apiclient"
 	"github.com/kstep-dev/kstep/cluster/provider"
@@ -31,9 +33,11 @@ type Options struct {
 	Binary string
 	// OutDir is the run directory; it must not exist or be empty.
 	OutDir string
-	// Provider is the cluster provider: process (also ""), docker, or auto
-	// (provider.Resolve).
-	Provider string
+	// Provider is the cluster provider: process (also ""), docker, auto
+	// (provider.Resolve), or external: the cluster of Kubeconfig (its
+	// context Context, "" the current one), which kstep does not run.
+	Provider            string
+	Kubeconfig, Context string
 	// Progress, when non-nil, gets the load generator's progress bars.
 	Progress io.Writer
 	// Log gets one line per phase.
@@ -90,11 +94,20 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		run.Invalid = append(run.Invalid, fmt.Sprintf(format, a...))
 	}
 
-	cfg, p, err := newCluster(ctx, prof, opts, state, traces, run, logf)
+	external := opts.Provider == provider.External
+	// The label value of everything this run creates: unique across runs
+	// (a set's runs are all run-NN) to the second.
+	label := provider.RunLabelValue(started.UTC().Format("20060102t150405") + "-" + run.ID)
+	cfg, p, err := newCluster(ctx, prof, opts, state, traces, label, run, logf)
 	if err != nil {
 		return nil, err
 	}
-	logf("cluster up (%s, %s provider) in %s", cfg.Topology, p.Name(), state)
+	if external {
+		run.Cluster.External.Label = provider.RunLabel + "=" + label
+		logf("cluster of %s (external provider: kstep starts nothing); the run's objects carry %s", opts.Kubeconfig, run.Cluster.External.Label)
+	} else {
+		logf("cluster up (%s, %s provider) in %s", cfg.Topology, p.Name(), state)
+	}
 	upCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	err = p.Up(upCtx)
 	cancel()
@@ -123,11 +136,26 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		return nil, err
 	}
 
-	nodesLog := filepath.Join(state, "logs", "hollow-nodes.log")
-	logf("waiting for %d nodes Ready", cfg.Nodes())
-	if err := waitNodes(ctx, cs, cfg.Nodes(), 3*time.Minute); err != nil {
-		down()
-		return nil, fmt.Errorf("%w (log: %s)", err, nodesLog)
+	var nodeKinds map[string]string
+	if external {
+		if nodeKinds, err = externalCluster(ctx, cs, rc.Host, p.Kubeconfig(), opts, prof, run, logf); err != nil {
+			var perm *PermissionError
+			if errors.As(err, &perm) {
+				// Nothing was created, and the credentials may not
+				// list what cleaning would look for.
+				_ = p.Purge()
+			} else {
+				down()
+			}
+			return nil, err
+		}
+	} else {
+		nodesLog := filepath.Join(state, "logs", "hollow-nodes.log")
+		logf("waiting for %d nodes Ready", cfg.Nodes())
+		if err := waitNodes(ctx, cs, cfg.Nodes(), 3*time.Minute); err != nil {
+			down()
+			return nil, fmt.Errorf("%w (log: %s)", err, nodesLog)
+		}
 	}
 
 	ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -142,7 +170,18 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		stopDisruptions = func() []results.Disruption { return nil }
 	}
 	logf("load: %d %s × %d replicas at %.0f qps (burst %d)", prof.Job.Count, prof.Job.Object.Kind, prof.Job.Object.Replicas, prof.Job.QPS, prof.Job.Burst)
-	res, lerr := loadgen.Run(ctx, &prof.Job, loadgen.Options{Client: cs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl"), Progress: opts.Progress})
+	// On an external cluster everything the job creates carries the run's
+	// label: what the provider removes at Down, and kstep clean after a
+	// run that was killed (a cluster kstep runs goes whole at Down, and
+	// its objects stay as they were). On a cluster whose components stamp
+	// nothing, the load generator's watches stamp what they see from
+	// outside.
+	var labels map[string]string
+	if external {
+		labels = map[string]string{provider.RunLabel: label}
+	}
+	res, lerr := loadgen.Run(ctx, &prof.Job, loadgen.Options{Client: cs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl"), Progress: opts.Progress,
+		Labels: labels, Outside: external || prof.OutsideView})
 	if lerr != nil {
 		invalid("load job: %v", lerr)
 	}
@@ -205,8 +244,13 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 			invalid("%d of %d pods seen Ready", res.Ready, res.Expected)
 		}
 	}
+	latencyProfile := prof.Cluster.LatencyProfile
+	if external {
+		latencyProfile = "the cluster's own" // kstep does not run its nodes
+	}
 	Analyze(Input{Events: events, Objects: objects, Pods: pods, Replicas: int(prof.Job.Object.Replicas),
-		APIServerOf: apiOf, HollowActors: hollow, LatencyProfile: prof.Cluster.LatencyProfile, EndpointsStamp: prof.EndpointsStamp}, run)
+		APIServerOf: apiOf, HollowActors: hollow, LatencyProfile: latencyProfile, EndpointsStamp: prof.EndpointsStamp,
+		Outside: external || prof.OutsideView, External: external, NodeKinds: nodeKinds}, run)
 
 	accountDrops(run, sums)
 
@@ -220,6 +264,58 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		return nil, err
 	}
 	return run, nil
+}
+
+// externalCluster records the cluster the external provider reached (its
+// server, version, nodes and their kinds) in run, checks that the
+// credentials may do all the run does (a *PermissionError if not), and
+// waits for a Ready node. It returns each node's pod population.
+func externalCluster(ctx context.Context, cs kubernetes.Interface, server, kubeconfig string, opts Options, prof *Profile, run *results.Run, logf func(string, ...any)) (map[string]string, error) {
+	e := run.Cluster.External
+	e.Server = server
+	if v, err := cs.Discovery().ServerVersion(); err == nil {
+		e.Version = v.GitVersion
+	} else {
+		return nil, fmt.Errorf("cluster version: %w", err)
+	}
+	if e.Context == "" {
+		// The kubeconfig's current context, as the provider chose it.
+		if raw, err := clientcmd.LoadFromFile(kubeconfig); err == nil {
+			e.Context = raw.CurrentContext
+		}
+	}
+	who := opts.Kubeconfig + " (context " + e.Context + ")"
+	pctx, cancel := context.WithTimeout(ctx, time.Minute)
+	err := Preflight(pctx, cs, who, Needs(&prof.Job))
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	logf("preflight: the credentials may do all the run needs (%d SelfSubjectAccessReviews)", len(Needs(&prof.Job)))
+	if err := waitNodes(ctx, cs, 1, 3*time.Minute); err != nil {
+		return nil, err
+	}
+	pop, err := inspect(ctx, cs, e)
+	if err != nil {
+		return nil, err
+	}
+	var kinds []string
+	for _, k := range []string{KindReal, KindHollowKstep, KindFakeKwok} {
+		if n := e.Kinds[k]; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	run.Cluster.NodeKind = strings.Join(kinds, " + ")
+	switch {
+	case e.Kinds[KindReal] == 0:
+		run.Runtime = "hollow"
+	case e.Kinds[KindReal] == e.Nodes:
+		run.Runtime = "real"
+	default:
+		run.Runtime = "real+hollow"
+	}
+	logf("cluster %s, %s: %d nodes (%d Ready): %s", server, e.Version, e.Nodes, e.Ready, run.Cluster.NodeKind)
+	return pop, nil
 }
 
 func waitNodes(ctx context.Context, cs kubernetes.Interface, want int, timeout time.Duration) error {

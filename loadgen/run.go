@@ -32,6 +32,17 @@ const (
 	ClientRSAcked = "client.rs.acked" // ① the client got the 201
 )
 
+// The steps the load generator's own watches see from outside the cluster
+// (Options.Outside), each the first time its watch delivers it, on the
+// harness's clock: what a cluster whose components do not stamp kstep's
+// tracer shows. Ready is trace.PodReadyObserved, stamped by the same watch.
+const (
+	ClientPodAdded        = "client.pod.added"        // the pod watch first delivered the pod
+	ClientPodBound        = "client.pod.bound"        // it first showed spec.nodeName set
+	ClientPodRunning      = "client.pod.running"      // it first showed phase Running
+	ClientEndpointsListed = "client.endpoints.listed" // the Endpoints watch first listed the pod ready
+)
+
 // Actor is the actor name of the load generator's trace events.
 const Actor = "loadgen"
 
@@ -45,7 +56,16 @@ type Options struct {
 	Progress io.Writer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	Log *slog.Logger
+	// Labels go on everything the job creates (namespaces, Services,
+	// ReplicaSets or Deployments, and their pods through the template),
+	// beside the job's own label: how a run's objects are found again to
+	// remove them.
+	Labels map[string]string
+	// Outside: the watches also stamp the steps seen from outside
+	// (ClientPodAdded, ClientPodBound, ClientPodRunning,
+	// ClientEndpointsListed).
+	Outside bool
+	Log     *slog.Logger
 }
 
 // Result is what a run did.
@@ -77,6 +97,7 @@ type watcher struct {
 	pods    map[types.UID]*podState
 	tracer  *trace.Tracer
 	now     func() time.Time
+	outside bool
 	bound   atomic.Int64
 	running atomic.Int64
 	ready   atomic.Int64
@@ -96,6 +117,7 @@ func (w *watcher) observe(obj any) {
 		st = &podState{owner: PodOwner{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}}
 		w.pods[pod.UID] = st
 		w.live.Add(1)
+		w.stamp(at, ClientPodAdded, pod)
 	}
 	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == KindReplicaSet {
 		st.owner.RSUID, st.owner.RSName = ref.UID, ref.Name
@@ -104,15 +126,24 @@ func (w *watcher) observe(obj any) {
 		st.bound = true
 		st.owner.Node = pod.Spec.NodeName
 		w.bound.Add(1)
+		w.stamp(at, ClientPodBound, pod)
 	}
 	if pod.Status.Phase == corev1.PodRunning && !st.running {
 		st.running = true
 		w.running.Add(1)
+		w.stamp(at, ClientPodRunning, pod)
 	}
 	if !st.ready && podReady(pod) {
 		st.ready = true
 		w.ready.Add(1)
 		w.tracer.EmitAt(at, trace.PodReadyObserved, "Pod", pod.Namespace, pod.Name, pod.UID)
+	}
+}
+
+// stamp records an outside step of pod, when the job stamps them.
+func (w *watcher) stamp(at time.Time, step string, pod *corev1.Pod) {
+	if w.outside {
+		w.tracer.EmitAt(at, step, "Pod", pod.Namespace, pod.Name, pod.UID)
 	}
 }
 
@@ -123,12 +154,19 @@ type endpointsWatch struct {
 	mu     sync.Mutex
 	listed map[types.UID]bool
 	n      atomic.Int64
+	// tracer, when set, gets ClientEndpointsListed for each pod.
+	tracer *trace.Tracer
+	now    func() time.Time
 }
 
 func (e *endpointsWatch) observe(obj any) {
 	ep, ok := obj.(*corev1.Endpoints)
 	if !ok {
 		return
+	}
+	var at time.Time
+	if e.tracer != nil {
+		at = e.now()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -137,6 +175,9 @@ func (e *endpointsWatch) observe(obj any) {
 			if r := a.TargetRef; r != nil && r.Kind == "Pod" && !e.listed[r.UID] {
 				e.listed[r.UID] = true
 				e.n.Add(1)
+				if e.tracer != nil {
+					e.tracer.EmitAt(at, ClientEndpointsListed, "Pod", r.Namespace, r.Name, r.UID)
+				}
 			}
 		}
 	}
@@ -207,14 +248,14 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 	cs := opts.Client
 
 	for _, ns := range job.Namespaces {
-		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: opts.Labels}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			tr.Close()
 			return res, fmt.Errorf("namespace %s: %w", ns, err)
 		}
 	}
 
-	w := &watcher{pods: map[types.UID]*podState{}, tracer: tr, now: now}
+	w := &watcher{pods: map[types.UID]*podState{}, tracer: tr, now: now, outside: opts.Outside}
 	wctx, stopWatch := context.WithCancel(ctx)
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = JobLabel + "=" + job.Name
@@ -234,6 +275,9 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 	var eps *endpointsWatch
 	if job.Object.Service {
 		eps = &endpointsWatch{listed: map[types.UID]bool{}}
+		if opts.Outside {
+			eps.tracer, eps.now = tr, now
+		}
 		if _, err := factory.Core().V1().Endpoints().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    eps.observe,
 			UpdateFunc: func(_, n any) { eps.observe(n) },
@@ -346,14 +390,14 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 		ns, name := nsOf(i), nameOf(i)
 		if job.Object.Service {
 			sent := now()
-			svc, err := cs.CoreV1().Services(ns).Create(ctx, service(job, ns, name), metav1.CreateOptions{})
+			svc, err := cs.CoreV1().Services(ns).Create(ctx, service(job, opts.Labels, ns, name), metav1.CreateOptions{})
 			if err != nil {
 				return fmt.Errorf("create Service %s/%s: %w", ns, name, err)
 			}
 			wl.add(Write{Op: "create", Kind: KindService, Namespace: ns, Name: name, UID: svc.UID, ResourceVersion: svc.ResourceVersion, SentNS: sent.UnixNano(), AckNS: now().UnixNano()})
 		}
 		sent := now()
-		uid, rv, kind, err := createOnce(ctx, cs, job, ns, name)
+		uid, rv, kind, err := createOnce(ctx, cs, job, opts.Labels, ns, name)
 		ack := now()
 		if err != nil {
 			return fmt.Errorf("create %s %s/%s: %w", job.Object.Kind, ns, name, err)
@@ -480,9 +524,9 @@ func template(job *Job, labels map[string]string) corev1.PodTemplateSpec {
 }
 
 // service selects the pods of object name.
-func service(job *Job, ns, name string) *corev1.Service {
+func service(job *Job, extra map[string]string, ns, name string) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{JobLabel: job.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: withLabels(extra, map[string]string{JobLabel: job.Name})},
 		Spec: corev1.ServiceSpec{
 			Selector: map[string]string{JobLabel: job.Name, "app": name},
 			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
@@ -527,10 +571,10 @@ func existingObjects(ctx context.Context, cs kubernetes.Interface, job *Job) (ma
 // that was killed) and counts as created; an error that is not an answer
 // (a broken connection, a 5xx, a 429) is tried again until ctx ends. A
 // load killed mid-run and run again converges to the same objects.
-func createOnce(ctx context.Context, cs kubernetes.Interface, job *Job, ns, name string) (types.UID, string, string, error) {
+func createOnce(ctx context.Context, cs kubernetes.Interface, job *Job, extra map[string]string, ns, name string) (types.UID, string, string, error) {
 	backoff := 50 * time.Millisecond
 	for {
-		uid, rv, kind, err := create(ctx, cs, job, ns, name)
+		uid, rv, kind, err := create(ctx, cs, job, extra, ns, name)
 		if apierrors.IsAlreadyExists(err) {
 			var m metav1.Object
 			var gerr error
@@ -570,22 +614,35 @@ func retriable(err error) bool {
 	return code == http.StatusTooManyRequests || code >= 500
 }
 
-func create(ctx context.Context, cs kubernetes.Interface, job *Job, ns, name string) (types.UID, string, string, error) {
+// withLabels is own with extra's labels added (own's win).
+func withLabels(extra, own map[string]string) map[string]string {
+	out := make(map[string]string, len(extra)+len(own))
+	for k, v := range extra {
+		out[k] = v
+	}
+	for k, v := range own {
+		out[k] = v
+	}
+	return out
+}
+
+func create(ctx context.Context, cs kubernetes.Interface, job *Job, extra map[string]string, ns, name string) (types.UID, string, string, error) {
 	labels := map[string]string{JobLabel: job.Name, "app": name}
-	meta := metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{JobLabel: job.Name}}
+	meta := metav1.ObjectMeta{Name: name, Namespace: ns, Labels: withLabels(extra, map[string]string{JobLabel: job.Name})}
+	// The selector is the job's own labels; the pods carry extra's too.
 	sel := &metav1.LabelSelector{MatchLabels: labels}
 	replicas := job.Object.Replicas
 	switch job.Object.Kind {
 	case KindDeployment:
 		d, err := cs.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{ObjectMeta: meta,
-			Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: sel, Template: template(job, labels)}}, metav1.CreateOptions{})
+			Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: sel, Template: template(job, withLabels(extra, labels))}}, metav1.CreateOptions{})
 		if err != nil {
 			return "", "", "", err
 		}
 		return d.UID, d.ResourceVersion, KindDeployment, nil
 	default:
 		rs, err := cs.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{ObjectMeta: meta,
-			Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: sel, Template: template(job, labels)}}, metav1.CreateOptions{})
+			Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: sel, Template: template(job, withLabels(extra, labels))}}, metav1.CreateOptions{})
 		if err != nil {
 			return "", "", "", err
 		}

@@ -66,8 +66,13 @@ func HTML(r *Run) string {
 	b.WriteString("<h2>Steps</h2>")
 	htmlTable(&b, header, rows(r))
 	b.WriteString("<p>" + esc(verdictText) + "</p>")
-	if len(r.Unavailable) > 0 {
+	if len(r.NotObservable) > 0 {
+		b.WriteString("<p>Not observable on this cluster (only its components see them, and they do not stamp kstep's tracer; never invented): " + esc(strings.Join(r.NotObservable, ", ")) + "</p>")
+	} else if len(r.Unavailable) > 0 {
 		b.WriteString("<p>Unavailable (no actor of this run stamps them, so not reported): " + esc(strings.Join(r.Unavailable, ", ")) + "</p>")
+	}
+	if line := sourcesLine(r); line != "" {
+		b.WriteString("<p>" + esc(line) + "</p>")
 	}
 	if len(r.Populations) > 0 {
 		b.WriteString("<h2>Pods by node kind</h2><p>Each pod's end to end, and the share of step ⑦ (kubelet noticed → readiness) in it, beside the documented share.</p>")

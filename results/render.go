@@ -3,6 +3,8 @@ package results
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -133,8 +135,13 @@ func Table(w io.Writer, r *Run) error {
 	for _, why := range r.Invalid {
 		fmt.Fprintln(w, "invalid:", why)
 	}
-	if len(r.Unavailable) > 0 {
+	if len(r.NotObservable) > 0 {
+		fmt.Fprintln(w, "not observable on this cluster (only its components see them):", strings.Join(r.NotObservable, ", "))
+	} else if len(r.Unavailable) > 0 {
 		fmt.Fprintln(w, "unavailable (no actor of this run stamps them):", strings.Join(r.Unavailable, ", "))
+	}
+	if line := sourcesLine(r); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	if len(r.Populations) > 0 {
 		fmt.Fprintln(w, "\npods by node kind (share of ⑦ in each pod's end to end):")
@@ -262,8 +269,13 @@ func Markdown(r *Run) string {
 	if len(r.Throughput.PerSecond) > 0 {
 		fmt.Fprintf(&b, "\nPods Ready per second: %v\n", r.Throughput.PerSecond)
 	}
-	if len(r.Unavailable) > 0 {
+	if len(r.NotObservable) > 0 {
+		fmt.Fprintf(&b, "\nNot observable on this cluster (only its components see them, and they do not stamp kstep's tracer; never invented): %s\n", strings.Join(r.NotObservable, ", "))
+	} else if len(r.Unavailable) > 0 {
 		fmt.Fprintf(&b, "\nUnavailable (no actor of this run stamps them, so not reported): %s\n", strings.Join(r.Unavailable, ", "))
+	}
+	if line := sourcesLine(r); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", line)
 	}
 	writePopulationsMD(&b, r)
 	writeChainsMD(&b, r)
@@ -554,4 +566,37 @@ func writeActorsMD(b *strings.Builder, r *Run) {
 	}
 	b.WriteString("\n## Actors: CPU and memory\n\n")
 	mdTable(b, actorHeader, actorRows(r))
+}
+
+// sourcesLine says which steps the harness stamped and which the cluster
+// did, "" when the run records no sources.
+func sourcesLine(r *Run) string {
+	var harness, cluster []string
+	for _, s := range r.Sources {
+		switch s.Where {
+		case FromHarness:
+			harness = append(harness, s.Step)
+		case FromCluster:
+			cluster = append(cluster, s.Step)
+		}
+	}
+	if len(harness)+len(cluster) == 0 {
+		return ""
+	}
+	line := "stamped by kstep's own requests and watches (harness clock, ns): " + strings.Join(harness, ", ")
+	if len(cluster) > 0 {
+		line += "; by the cluster's components: " + strings.Join(cluster, ", ")
+	}
+	if e := r.Cluster.External; e != nil {
+		line += fmt.Sprintf("\ncluster: %s (context %s), %s, %d nodes (%d Ready): %s; kinds by %s", e.Server, e.Context, e.Version, e.Nodes, e.Ready, kindsText(e.Kinds), e.KindsBy)
+	}
+	return line
+}
+
+func kindsText(k map[string]int) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(k)) {
+		parts = append(parts, fmt.Sprintf("%d %s", k[name], name))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -61,6 +61,12 @@ type Run struct {
 	// Unavailable lists the steps no actor of this run stamps: reported,
 	// never invented.
 	Unavailable []string `json:"unavailable,omitempty"`
+	// NotObservable lists, on a cluster whose components do not stamp
+	// kstep's tracer (the external provider), the steps only a component
+	// could see: not observable on this cluster, never invented.
+	NotObservable []string `json:"not_observable,omitempty"`
+	// Sources says, step by step, where this run's stamps came from.
+	Sources []StepSource `json:"sources,omitempty"`
 	// Incomplete lists the pods missing a step that this run's actors stamp.
 	Incomplete []MissingSteps `json:"incomplete,omitempty"`
 	// Drops is each actor's count of lost trace events, where the actor
@@ -82,6 +88,52 @@ type Run struct {
 	Etcd []EtcdMember `json:"etcd,omitempty"`
 	// Disruptions seen during the load, in order; a healthy run has none.
 	Disruptions []Disruption `json:"disruptions,omitempty"`
+}
+
+// Where a step's stamps came from (StepSource.Where).
+const (
+	// FromHarness: kstep's load generator stamped it on kstep's clock, at
+	// ns: its own requests (client.rs.*) and its own watches (client.pod.*,
+	// pod.ready.observed, client.endpoints.listed).
+	FromHarness = "harness"
+	// FromCluster: an actor of the cluster stamped it at the moment it
+	// acted (kstep's components).
+	FromCluster = "cluster"
+	// FromNowhere: no actor of this run stamps it.
+	FromNowhere = "unavailable"
+	// NotObservable: only a component of the cluster could see it, and
+	// this cluster's components do not stamp kstep's tracer.
+	NotObservable = "not observable on this cluster"
+)
+
+// StepSource is where one step's stamps came from.
+type StepSource struct {
+	Step  string `json:"step"`
+	Where string `json:"where"`
+	// Actors are the stamping actors (as they stamp).
+	Actors []string `json:"actors,omitempty"`
+}
+
+// External is what the harness found of a cluster it does not run (the
+// external provider): how it answered, and its nodes.
+type External struct {
+	// Server is the apiserver URL of the kubeconfig's context, Context
+	// that context's name.
+	Server  string `json:"server"`
+	Context string `json:"context"`
+	// Version is the server's /version (gitVersion).
+	Version string `json:"version"`
+	// Nodes is the node count, Ready the Ready ones, when the run began.
+	Nodes int `json:"nodes"`
+	Ready int `json:"ready"`
+	// Kinds counts nodes by kind: "hollow (kstep)" (nodeInfo.osImage
+	// "kstep hollow node"), "fake (kwok)" (annotation
+	// kwok.x-k8s.io/node=fake), "real" (anything else). KindsBy says so.
+	Kinds   map[string]int `json:"kinds"`
+	KindsBy string         `json:"kinds_by"`
+	// Label is the label (provider.RunLabel=<value>) everything the run
+	// created carried, and was removed by.
+	Label string `json:"label"`
 }
 
 // Waterfall is one pod's path through the steps.
@@ -173,6 +225,9 @@ type Cluster struct {
 	// Security is what the apiservers' write chain authenticated and
 	// authorized with.
 	Security string `json:"security,omitempty"`
+	// External is the cluster the external provider reached (Topology is
+	// then empty: kstep ran none of it).
+	External *External `json:"external,omitempty"`
 }
 
 // clusterV1 is SchemaV1's cluster.

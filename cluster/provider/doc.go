@@ -26,13 +26,20 @@
 //     which kstep supervise, the foreground kstep up and the chaos engine
 //     run).
 //   - The Provider contract (provider.go) and the registry (registry.go):
-//     implementations register by name (process, docker) from their init;
+//     implementations register by name (process, docker, external) from
+//     their init (external is a cluster kstep does not run: it starts no
+//     actor and refuses actor-level faults with ErrUnsupported);
 //     New, Resolve (auto: docker when a daemon answers, else process) and
 //     Open (the provider that recorded a state directory) are how the
 //     harness and kstep's commands reach them. bench and chaos import this
 //     package and no implementation.
 //
-// It must not import an implementation (provider/process, provider/docker)
+// RunLabel (registry.go) is the label everything a run creates on an
+// external cluster carries, and what the external provider and `kstep
+// clean` remove by.
+//
+// It must not import an implementation (provider/process, provider/docker,
+// provider/external)
 // or the actors' packages beyond cluster/etcd's timing rules and link
 // names: its contract with the actors is the kstep command line
 // that Plan writes and their health endpoints.

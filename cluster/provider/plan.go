@@ -46,6 +46,12 @@ type Spec struct {
 	// Log gets one line per thing worth knowing (an image built, a
 	// fallback); nil discards them.
 	Log io.Writer
+	// Kubeconfig and Context are the cluster the external provider
+	// reaches (it starts nothing); the other providers ignore them.
+	Kubeconfig, Context string
+	// RunID, when set, is the run whose objects carry RunLabel=RunID: the
+	// external provider's Down deletes them (and nothing else).
+	RunID string
 }
 
 // WithDefaults is s with its zero timeouts set.

@@ -123,3 +123,17 @@ func TestBootAndShutdownOrder(t *testing.T) {
 		t.Errorf("shutdown:\n%s\nwant\n%s", strings.Join(log, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestRunLabelValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"20261202-062600-quick": "20261202-062600-quick",
+		"run 01/x":              "run-01-x",
+		"-a-":                   "a",
+		strings.Repeat("x", 70): strings.Repeat("x", 63),
+		"20261202t1504-run-01_": "20261202t1504-run-01",
+	} {
+		if got := RunLabelValue(in); got != want {
+			t.Errorf("RunLabelValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -83,7 +83,8 @@ const (
 // Every blocking method takes a context and returns when the work is done or
 // the context ends. Implementations are safe for concurrent use.
 type Provider interface {
-	// Name is the provider's registered name ("process", "docker").
+	// Name is the provider's registered name ("process", "docker",
+	// "external").
 	Name() string
 	// StateDir is the absolute path of the cluster's state directory.
 	StateDir() string

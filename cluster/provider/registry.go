@@ -13,10 +13,17 @@ import (
 // The provider names every command accepts. Auto is not a provider of its
 // own: it picks the first of AutoOrder whose Available answers.
 const (
-	Process = "process"
-	Docker  = "docker"
-	Auto    = "auto"
+	Process  = "process"
+	Docker   = "docker"
+	External = "external"
+	Auto     = "auto"
 )
+
+// RunLabel is the label kstep puts on everything a run creates in a
+// cluster it does not run (namespaces, ReplicaSets, Deployments, Services,
+// their pods), its value the run's ID: what the external provider removes after a run and
+// `kstep clean` removes after a run that was killed, and all they touch.
+const RunLabel = "kstep.dev/run"
 
 // AutoOrder is auto's preference: docker when a Docker daemon answers (every
 // actor in its own container, as users run kstep), otherwise process.
@@ -165,4 +172,30 @@ func CanRunRealNodes(name string, spec Spec) error {
 		return nil
 	}
 	return d.RealNodes(spec)
+}
+
+// RunLabelValue is id as a label value: the characters a label value may
+// hold, at most 63 of them, beginning and ending with a letter or digit.
+func RunLabelValue(id string) string {
+	b := []byte(id)
+	out := b[:0]
+	for _, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
+			out = append(out, c)
+		default:
+			out = append(out, '-')
+		}
+	}
+	if len(out) > 63 {
+		out = out[len(out)-63:]
+	}
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	for len(out) > 0 && !alnum(out[0]) {
+		out = out[1:]
+	}
+	for len(out) > 0 && !alnum(out[len(out)-1]) {
+		out = out[:len(out)-1]
+	}
+	return string(out)
 }

@@ -19,7 +19,7 @@ import (
 )
 
 func newBenchCmd() *cobra.Command {
-	var profile, providerName, out, binary string
+	var profile, providerName, out, binary, kubeconfig, kubeContext string
 	var noProgress bool
 	var repeat int
 	var pushgateway string
@@ -34,6 +34,17 @@ nightly, scale; or a BenchProfile YAML file), tear the cluster down, and
 report every step's latency beside the documented time scales. The run
 directory gets run.json, events.jsonl.gz, steps.csv, report.md and
 report.html.
+
+--provider external --kubeconfig PATH [--context NAME] runs the profile's
+load against a cluster kstep does not run (kind, staging, a cloud cluster,
+a kstep cluster brought up elsewhere): kstep starts nothing and ignores the
+profile's cluster block; it checks that the cluster answers, records its
+version and nodes, asks the apiserver (SelfSubjectAccessReview) whether the
+credentials may do all the run does and refuses with exit 2 naming what
+they may not, labels everything it creates kstep.dev/run=<run> and deletes
+it at the end (also on Ctrl-C; "kstep clean" after a run that was killed).
+The steps are then the ones kstep's own watches see, on its clock; the
+others are reported not observable on this cluster.
 
 --repeat N (or the profile's repeat:) runs the load N times, each on a fresh
 cluster, into <out>/run-01 ... run-NN with <out>/set.json: a set, what
@@ -75,7 +86,14 @@ profile and provider).`,
 				name := strings.TrimSuffix(filepath.Base(prof.Name), filepath.Ext(prof.Name))
 				out = filepath.Join("results", "runs", time.Now().Format("20060102-150405")+"-"+name)
 			}
-			opts := bench.Options{Binary: binary, OutDir: out, Provider: providerName, Log: cmd.ErrOrStderr(), Version: version}
+			if (providerName == provider.External) != (kubeconfig != "") {
+				return usageError{fmt.Errorf("--kubeconfig goes with --provider external, and --provider external needs it")}
+			}
+			if kubeContext != "" && kubeconfig == "" {
+				return usageError{fmt.Errorf("--context needs --kubeconfig and --provider external")}
+			}
+			opts := bench.Options{Binary: binary, OutDir: out, Provider: providerName, Kubeconfig: kubeconfig, Context: kubeContext,
+				Log: cmd.ErrOrStderr(), Version: version}
 			if !noProgress && term.IsTerminal(int(os.Stderr.Fd())) {
 				opts.Progress = os.Stderr
 			}
@@ -99,7 +117,7 @@ profile and provider).`,
 			if n == 1 {
 				run, err := bench.Run(ctx, prof, opts)
 				if err != nil {
-					return harnessFailed{err}
+					return benchFailed(err)
 				}
 				runs = []*results.Run{run}
 				push(out, run)
@@ -116,7 +134,7 @@ profile and provider).`,
 					fmt.Fprintln(w, "set:", out)
 				}
 				if err != nil {
-					return harnessFailed{err}
+					return benchFailed(err)
 				}
 			}
 			var bad []string
@@ -139,9 +157,11 @@ profile and provider).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&profile, "profile", "quick", "built-in profile (quick, nightly, scale) or a BenchProfile YAML file")
-	f.StringVar(&providerName, "provider", provider.Auto, providerFlagUsage)
+	f.StringVar(&providerName, "provider", provider.Auto, providerFlagUsage+`, or "external" (a cluster kstep does not run, with --kubeconfig: kstep starts nothing)`)
 	f.StringVar(&out, "out", "", "run directory, or set directory with --repeat (default results/runs/<timestamp>-<profile>)")
 	f.StringVar(&binary, "kstep-binary", "", "kstep binary the actors run (default: this one)")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "with --provider external: the kubeconfig of the cluster to run against")
+	f.StringVar(&kubeContext, "context", "", "with --provider external: the kubeconfig's context (default: its current context)")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bars (they are off anyway when stderr is not a terminal)")
 	f.StringVar(&pushgateway, "pushgateway", "", "push each run's metrics (metrics.prom) to the Prometheus Pushgateway at this URL, e.g. http://127.0.0.1:9091")
 	f.IntVar(&repeat, "repeat", 1, "run the load this many times, each on a fresh cluster (default: the profile's repeat, else 1)")
@@ -152,6 +172,17 @@ profile and provider).`,
 	f.StringArrayVar(&extra.NodeArgs, "node-arg", nil, "extra flag for every real node (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringArrayVar(&extra.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	return cmd
+}
+
+// benchFailed is a run that produced nothing: credentials that may not do
+// what the run needs exit 2 (a usage error: other credentials fix it),
+// anything else 3.
+func benchFailed(err error) error {
+	var perm *bench.PermissionError
+	if errors.As(err, &perm) {
+		return usageError{err}
+	}
+	return harnessFailed{err}
 }
 
 // setTable prints one line per run and, per step, the median of the runs'

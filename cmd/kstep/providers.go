@@ -5,6 +5,7 @@ import (
 	// The providers register themselves (provider.Register); the harness
 	// reaches them through cluster/provider alone.
 	_ "github.com/kstep-dev/kstep/cluster/provider/docker"
+	_ "github.com/kstep-dev/kstep/cluster/provider/external"
 	_ "github.com/kstep-dev/kstep/cluster/provider/process"
 )
 

@@ -63,6 +63,9 @@ down" stops it.`,
 			defer stop()
 			stderr := cmd.ErrOrStderr()
 			cfg.Log = stderr
+			if providerName == provider.External {
+				return usageError{fmt.Errorf("--provider external: kstep up starts a cluster, and external is one kstep does not run (kstep bench --provider external --kubeconfig uses it)")}
+			}
 			p, err := provider.New(ctx, providerName, cfg)
 			if err != nil {
 				return err
