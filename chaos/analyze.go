@@ -18,6 +18,9 @@ type FaultResult struct {
 	Nodes []string `json:"nodes,omitempty"`
 	// Error is why the fault could not be injected or undone.
 	Error string `json:"error,omitempty"`
+	// Detail is what an API-level fault did (a drain's evictions, the
+	// Node or pod it deleted).
+	Detail string `json:"detail,omitempty"`
 
 	InjectedAt time.Time `json:"injected_at"`
 	// UndoneAt is when the actor was started, thawed or healed again;
@@ -125,6 +128,10 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 				break
 			}
 		}
+	case DetectPodEvicted:
+		f.Detection.MS, f.Detection.Note = podEvicted(h.Pods, set(f.Nodes), inj, end)
+	case DetectNodeGone:
+		f.Detection.MS, f.Detection.Note = nodeGone(h.Nodes, set(f.Nodes), inj, end)
 	case DetectWriteRejected:
 		for _, w := range h.Writes {
 			if in(w.Sent) && w.Acked.IsZero() {
@@ -174,6 +181,8 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 		recovered = allNodesReady(h.Nodes, f.UndoneAt, end)
 	case RecoverRescheduled:
 		recovered = rescheduled(h, set(f.Nodes), inj, end)
+	case RecoverNodeReturned:
+		recovered, f.Recovery.Note = nodeReturned(h, set(f.Nodes), inj, end)
 	}
 	if !recovered.IsZero() {
 		f.Recovery.MS = ms(recovered.Sub(inj))
@@ -256,6 +265,13 @@ func allNodesReady(samples []NodeSample, from, end time.Time) time.Time {
 // ReplicaSet that had an active pod on a lost node has its replicas Ready
 // on other nodes.
 func rescheduled(h *History, lost map[string]bool, from, end time.Time) time.Time {
+	return wholeAgain(h, lost, lost, from, end)
+}
+
+// wholeAgain is the first moment in [from, end) at which every ReplicaSet
+// that had an active pod on a node of hit when the fault began has its
+// replicas Ready on nodes not in notOn.
+func wholeAgain(h *History, hit, notOn map[string]bool, from, end time.Time) time.Time {
 	type pod struct {
 		owner, node   string
 		ready, active bool
@@ -270,7 +286,7 @@ func rescheduled(h *History, lost map[string]bool, from, end time.Time) time.Tim
 		}
 		count := map[string]int32{}
 		for _, p := range pods {
-			if p.active && p.ready && !lost[p.node] {
+			if p.active && p.ready && !notOn[p.node] {
 				count[p.owner]++
 			}
 		}
@@ -295,7 +311,7 @@ func rescheduled(h *History, lost map[string]bool, from, end time.Time) time.Tim
 			// the fault began.
 			started = true
 			for _, p := range pods {
-				if p.active && lost[p.node] && p.owner != "" {
+				if p.active && hit[p.node] && p.owner != "" {
 					affected[p.owner] = true
 				}
 			}

@@ -5,7 +5,13 @@
 // kill, stop, pause, restart, partition, isolate, link (delay, loss,
 // blackhole, bandwidth, resets through the link proxies inside the
 // actors), fill (etcd's space quota filled through the apiservers, then
-// recovered: fill.go) — aimed at roles resolved at the moment of injection (the etcd
+// recovered: fill.go), and the API-level actions made of API requests
+// only (api.go: drain a node through policy/v1 Eviction and uncordon it,
+// delete a Node object, delete a Lease holder's pod) that run on every
+// provider and are all that external (a cluster kstep does not run)
+// takes: there the others are refused before anything starts
+// (CheckExternal), the API-level ones need AllowDisruption, and the checks
+// that need etcd say they are not observable — aimed at roles resolved at the moment of injection (the etcd
 // leader, the controller-manager leader from its Lease, one hollow
 // kubelet through its actor's control, the client, ...), and measures
 // each fault's detection, recovery and the longest wait of any probe

@@ -53,6 +53,9 @@ type NodeSample struct {
 	At    time.Time `json:"at"`
 	Node  string    `json:"node"`
 	Ready bool      `json:"ready"`
+	// Gone: the Node was deleted (Ready false until it is registered
+	// again).
+	Gone bool `json:"gone,omitempty"`
 }
 
 // ProbeWrite is one probe write: sent at Sent, acknowledged at Acked (zero

@@ -113,9 +113,16 @@ func (r *recorder) watchNodes(ctx context.Context, cs kubernetes.Interface) {
 		return cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		return cs.CoreV1().Nodes().Watch(ctx, o)
-	}, func(obj runtime.Object, _ bool) {
+	}, func(obj runtime.Object, deleted bool) {
 		n, ok := obj.(*corev1.Node)
 		if !ok {
+			return
+		}
+		if deleted {
+			delete(ready, n.Name)
+			r.mu.Lock()
+			r.h.Nodes = append(r.h.Nodes, NodeSample{At: r.now(), Node: n.Name, Gone: true})
+			r.mu.Unlock()
 			return
 		}
 		ok = false

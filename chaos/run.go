@@ -53,6 +53,13 @@ type Options struct {
 	Provider string
 	// Log gets progress lines; nil is silent.
 	Log io.Writer
+	// Kubeconfig and Context are the cluster of Provider external (kstep
+	// starts nothing; only API-level faults run).
+	Kubeconfig, Context string
+	// AllowDisruption lets API-level faults disrupt an external cluster
+	// (drain a node, delete a Node or a leader's pod); without it they are
+	// refused. kstep's own clusters need no permission.
+	AllowDisruption bool
 }
 
 // Report is chaos.json.
@@ -132,6 +139,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 	spec := provider.Spec{Topology: sc.Cluster, StateDir: state, TraceDir: traces, Binary: opts.Binary,
 		ReadyTimeout: 2 * time.Minute, Log: opts.Log}
+	external := opts.Provider == provider.External
+	if external {
+		// Refused before anything starts: the faults an external cluster
+		// cannot take, and disruption not allowed.
+		if err := CheckExternal(sc, opts.AllowDisruption); err != nil {
+			return fail("scenario %s on --provider external: %v", sc.Name, err)
+		}
+		// Everything the run creates carries its label: removed at Down.
+		spec.Kubeconfig, spec.Context = opts.Kubeconfig, opts.Context
+		spec.RunID = provider.RunLabelValue("chaos-" + time.Now().UTC().Format("20060102t150405") + "-" + sc.Name)
+		sc.OptionalRealNodes = 0
+	}
 	for _, f := range sc.Faults {
 		if f.Action == ActionPartition || f.Action == ActionLink {
 			spec.LinkProxies = true
@@ -142,7 +161,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	// engine's own, a fill fault's recovery, keeps the history first).
 	spec.APIServerArgs = append(slices.Clone(spec.APIServerArgs), "--etcd-compaction-interval=0")
 	var notes []string
-	if n := sc.OptionalRealNodes; n > 0 {
+	if n := sc.OptionalRealNodes; n > 0 && !external {
 		with := spec
 		with.RealNodes += n
 		if err := provider.CanRunRealNodes(opts.Provider, with); err != nil {
@@ -154,7 +173,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	// The report records the cluster the run had.
 	sc.Cluster = spec.Topology
-	if spec.RealNodes > 0 {
+	if spec.RealNodes > 0 && !external {
 		if err := provider.CanRunRealNodes(opts.Provider, spec); err != nil {
 			return fail("scenario %s needs %d real nodes: %v", sc.Name, spec.RealNodes, err)
 		}
@@ -178,7 +197,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		down()
 		return fail("cluster up: %v", err)
 	}
-	rep, err := drive(ctx, sc, opts, p, traces, logf)
+	rep, err := drive(ctx, sc, opts, p, traces, logf, spec.RunID)
 	logf("tearing down")
 	down()
 	if err != nil {
@@ -223,7 +242,12 @@ type run struct {
 }
 
 // drive runs the load, the faults and the checks on a cluster that is up.
-func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider, traces string, logf func(string, ...any)) (*Report, error) {
+func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider, traces string, logf func(string, ...any), runID string) (*Report, error) {
+	external := p.Name() == provider.External
+	var labels map[string]string
+	if external {
+		labels = map[string]string{provider.RunLabel: runID}
+	}
 	fail := func(format string, a ...any) (*Report, error) {
 		return nil, fmt.Errorf("%w: %s", ErrCouldNotRun, fmt.Sprintf(format, a...))
 	}
@@ -241,13 +265,17 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 			endpoints = append(endpoints, strings.TrimPrefix(a.Endpoint, "http://"))
 		}
 	}
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		return fail("etcd client: %v", err)
+	// An external cluster's etcd is not reachable: the checks that need
+	// it say so.
+	var etcd *clientv3.Client
+	if len(endpoints) > 0 {
+		if etcd, err = clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 2 * time.Second, Logger: zap.NewNop()}); err != nil {
+			return fail("etcd client: %v", err)
+		}
+		defer etcd.Close()
 	}
-	defer etcd.Close()
 
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: probeNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: probeNamespace, Labels: labels}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fail("namespace %s: %v", probeNamespace, err)
 	}
 
@@ -282,11 +310,20 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 			}
 		})
 	}
-	wg.Go(func() { r.rec.watchEtcdLeader(octx, etcd, p) })
+	if etcd != nil {
+		wg.Go(func() { r.rec.watchEtcdLeader(octx, etcd, p) })
+	}
 	wg.Go(func() { r.rec.watchLeases(octx, cs) })
 	wg.Go(func() { r.rec.watchNodes(octx, cs) })
 	wg.Go(func() { r.rec.watchReplicaSets(octx, cs) })
 	nodes := sc.Cluster.HollowNodes + sc.Cluster.RealNodes
+	if external {
+		if nodes, err = externalNodes(ctx, cs); err != nil {
+			stopObservers()
+			wg.Wait()
+			return fail("%v", err)
+		}
+	}
 	logf("waiting for %d nodes Ready", nodes)
 	for wait := time.Now().Add(3 * time.Minute); r.rec.readyNodes() < nodes; sleep(ctx, 200*time.Millisecond) {
 		if time.Now().After(wait) || ctx.Err() != nil {
@@ -335,7 +372,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 			loadRes, loadErr = r.load.run(lctx, trace)
 			return
 		}
-		loadRes, loadErr = loadgen.Run(lctx, &job, loadgen.Options{Client: lcs, TraceFile: trace})
+		loadRes, loadErr = loadgen.Run(lctx, &job, loadgen.Options{Client: lcs, TraceFile: trace, Labels: labels, Outside: external})
 	}()
 	pcs, err := apis.client(0)
 	if err != nil {
@@ -422,18 +459,33 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	if ferr != nil {
 		return fail("final state: %v", ferr)
 	}
-	revs, herr := r.history.revisionsOf(ctx, acked)
-	lost := CheckAckedWrites(acked, final, revs)
-	if herr != nil {
-		lost.Detail = append(lost.Detail, "etcd history not checked: "+herr.Error())
+	var lost, gaps Invariant
+	if etcd != nil {
+		revs, herr := r.history.revisionsOf(ctx, acked)
+		lost = CheckAckedWrites(acked, final, revs)
+		if herr != nil {
+			lost.Detail = append(lost.Detail, "etcd history not checked: "+herr.Error())
+		}
+		etcdRevs, gerr := r.history.podHistory(ctx, watchers)
+		gaps = CheckWatchGaps(watchers, etcdRevs)
+		if gerr != nil {
+			gaps.Detail = append(gaps.Detail, gerr.Error())
+		}
+	} else {
+		// From outside: every acknowledged write present at the end (its
+		// revision in etcd's history is not checkable), the watchers'
+		// own order.
+		lost = CheckAckedWrites(acked, final, nil)
+		lost.Detail = append(lost.Detail, "etcd's history not reachable on this cluster: revisions not checked")
+		gaps = CheckWatchOrder(watchers)
 	}
-	etcdRevs, gerr := r.history.podHistory(ctx, watchers)
-	gaps := CheckWatchGaps(watchers, etcdRevs)
-	if gerr != nil {
-		gaps.Detail = append(gaps.Detail, gerr.Error())
+	rep.Invariants = []Invariant{lost, CheckRSOverReplicas(h.Pods, h.RS), CheckBoundOnce(h.Pods), gaps}
+	if etcd != nil {
+		rep.Invariants = append(rep.Invariants, CheckHashes(memberHashes(ctx, etcd, p)))
+	} else {
+		rep.Notes = append(rep.Notes, InvHashKV+": not observable on this cluster (its etcd members are not reachable through the API)")
 	}
-	hashes := CheckHashes(memberHashes(ctx, etcd, p))
-	rep.Invariants = []Invariant{lost, CheckRSOverReplicas(h.Pods, h.RS), CheckBoundOnce(h.Pods), gaps, hashes, converged}
+	rep.Invariants = append(rep.Invariants, converged)
 	rep.Invariants = append(rep.Invariants, CheckLoadObjects(job, final))
 	if sc.Cluster.RealNodes > 0 {
 		rep.Invariants = append(rep.Invariants, r.checkRunningPods(ctx, results))
@@ -464,7 +516,7 @@ func (r *run) runSchedule(ctx context.Context, start time.Time) []FaultResult {
 		for _, st := range sched.Due(time.Since(start)) {
 			f := &out[st.Fault]
 			if st.Phase == Inject {
-				if st.Fault > 0 {
+				if st.Fault > 0 && r.etcd != nil {
 					r.hashs = append(r.hashs, withName(CheckHashes(memberHashes(ctx, r.etcd, r.p)), "before "+f.Name))
 				}
 				r.snapshotContainers(ctx)
@@ -558,7 +610,7 @@ func withName(inv Invariant, when string) Invariant {
 
 // inject resolves the fault's target now and applies the action.
 func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
-	rs, err := r.res.resolve(ctx, f.Target)
+	rs, err := r.res.resolveFor(ctx, f.Action, f.Target)
 	fr.InjectedAt = time.Now()
 	if err != nil {
 		fr.Error = "resolve: " + err.Error()
@@ -568,7 +620,11 @@ func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
 	fr.Actors, fr.Nodes = rs.actors, rs.nodes
 	r.logf("%s: %s %s (%s)", f.Name, f.Action, strings.Join(rs.actors, ","), f.Target)
 	var errs []error
-	if f.Action == ActionFill {
+	if rs.api {
+		if err := r.injectAPI(ctx, f, fr, rs); err != nil {
+			errs = append(errs, err)
+		}
+	} else if f.Action == ActionFill {
 		// The injection is the quota's refusal, not the start of the fill.
 		if err := r.fill(ctx, fr); err != nil {
 			errs = append(errs, err)
@@ -712,7 +768,7 @@ func killSignal(a Action) syscall.Signal {
 
 // undo starts, thaws or heals what inject took down.
 func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
-	if fr.Error != "" && len(fr.Actors) == 0 {
+	if fr.Error != "" && len(fr.Actors) == 0 && !rs.api {
 		return
 	}
 	fr.UndoneAt = time.Now()
@@ -720,6 +776,16 @@ func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
 		if err := r.unfill(ctx, fr); err != nil {
 			fr.Error = strings.TrimPrefix(fr.Error+"; undo: "+err.Error(), "; ")
 			r.logf("%s: undo: %v", f.Name, err)
+		}
+		fr.ReadyAt = time.Now()
+		return
+	}
+	if rs.api {
+		if err := r.undoAPI(ctx, f, rs); err != nil {
+			fr.Error = strings.TrimPrefix(fr.Error+"; undo: "+err.Error(), "; ")
+			r.logf("%s: undo: %v", f.Name, err)
+		} else if f.Action == ActionDrain {
+			r.logf("%s: %s uncordoned", f.Name, strings.Join(rs.nodes, ","))
 		}
 		fr.ReadyAt = time.Now()
 		return

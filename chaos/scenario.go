@@ -284,6 +284,14 @@ func defaultExpect(t Target, a Action) (Detection, Recovery) {
 		// write acknowledged after the recovery.
 		return DetectWriteRejected, RecoverWrite
 	}
+	switch a {
+	case ActionDrain:
+		// The first pod seen leaving the node; its ReplicaSets whole again
+		// on the others.
+		return DetectPodEvicted, RecoverRescheduled
+	case ActionDeleteNode:
+		return DetectNodeGone, RecoverNodeReturned
+	}
 	if a == ActionLink {
 		if t == TargetAPIServer || t == TargetAPIServers {
 			// The actors' links: their nodes' heartbeats are what a client
@@ -403,8 +411,12 @@ func (s *Scenario) Validate() error {
 		names[f.Name] = true
 		switch f.Action {
 		case ActionKill, ActionStop, ActionPause, ActionRestart, ActionPartition, ActionIsolate, ActionLink, ActionFill:
+		case ActionDrain, ActionDeleteNode, ActionDeletePod:
+			if err := f.validateAPI(); err != nil {
+				bad("%s: %v", where, err)
+			}
 		default:
-			bad("%s: action %q, want kill, stop, pause, restart, partition, isolate, link or fill", where, f.Action)
+			bad("%s: action %q, want kill, stop, pause, restart, partition, isolate, link, fill, drain, delete-node or delete-pod", where, f.Action)
 		}
 		if f.Action == ActionFill {
 			if f.Target != TargetEtcdMembers {
@@ -436,10 +448,13 @@ func (s *Scenario) Validate() error {
 		if (f.Target == TargetControllerManager && c.ControllerManagers < 2) || (f.Target == TargetScheduler && c.Schedulers < 2) {
 			bad("%s: %s needs a standby: run at least 2", where, f.Target)
 		}
-		if (f.Target == TargetContainerd || f.Target == TargetNode) && c.RealNodes == 0 {
+		if (f.Target == TargetContainerd || f.Target == TargetNode) && c.RealNodes == 0 && !apiAction(f.Action) {
 			bad("%s: %s needs real nodes (cluster.realNodes)", where, f.Target)
 		}
-		if f.Target == TargetNode && c.RealNodes+min(c.HollowNodes, 1) < 2 {
+		if f.Target == TargetNode && apiAction(f.Action) && c.RealNodes+c.HollowNodes < 2 {
+			bad("%s: a drained or deleted node's pods need another node to go to", where)
+		}
+		if f.Target == TargetNode && !apiAction(f.Action) && c.RealNodes+min(c.HollowNodes, 1) < 2 {
 			bad("%s: a lost node's pods need another node to go to", where)
 		}
 		if f.At.Duration < 0 || f.Duration.Duration < 0 {
@@ -449,12 +464,12 @@ func (s *Scenario) Validate() error {
 			bad("%s: restart has no duration (use stop or kill with a duration)", where)
 		}
 		switch f.Expect.Detection {
-		case DetectNone, DetectEtcdLeader, DetectLeaseHolder, DetectNodeNotReady, DetectWriteRejected:
+		case DetectNone, DetectEtcdLeader, DetectLeaseHolder, DetectNodeNotReady, DetectWriteRejected, DetectPodEvicted, DetectNodeGone:
 		default:
 			bad("%s: expect.detection %q unknown", where, f.Expect.Detection)
 		}
 		switch f.Expect.Recovery {
-		case RecoverNone, RecoverWrite, RecoverLeaderPod, RecoverLeaderBind, RecoverActorReady, RecoverNodesReady, RecoverRescheduled:
+		case RecoverNone, RecoverWrite, RecoverLeaderPod, RecoverLeaderBind, RecoverActorReady, RecoverNodesReady, RecoverRescheduled, RecoverNodeReturned:
 		default:
 			bad("%s: expect.recovery %q unknown", where, f.Expect.Recovery)
 		}

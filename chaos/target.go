@@ -33,6 +33,10 @@ type resolved struct {
 	// actor (actors[0]), stopped and started through its control
 	// (hollowctl), the other kubelets running on.
 	hollow string
+	// api: the fault is API requests only (drain, delete-node,
+	// delete-pod) on nodes, or on pod (namespace/name).
+	api bool
+	pod string
 }
 
 // resolver finds a target's actors now: etcd's member status, the Leases,
@@ -54,6 +58,18 @@ func (r *resolver) byRole(role provider.Role, running bool) []provider.Actor {
 }
 
 func (r *resolver) resolve(ctx context.Context, t Target) (resolved, error) {
+	return r.resolveFor(ctx, "", t)
+}
+
+// resolveFor resolves t for action a: API-level actions resolve from the
+// API alone (the node with most pods, the Lease holder's pod).
+func (r *resolver) resolveFor(ctx context.Context, a Action, t Target) (resolved, error) {
+	switch {
+	case a == ActionDeletePod:
+		return r.apiLeader(ctx, t)
+	case apiAction(a):
+		return r.apiNode(ctx, t)
+	}
 	switch t {
 	case TargetEtcdLeader, TargetEtcdFollower, TargetEtcdQuorum:
 		members := r.byRole(provider.RoleEtcd, true)

@@ -28,7 +28,8 @@ const (
 
 func newChaosCmd() *cobra.Command {
 	var scenario, gate, providerName, out, binary string
-	var list bool
+	var kubeconfig, kubeContext string
+	var list, allowDisruption bool
 	cmd := &cobra.Command{
 		Use:   "chaos",
 		Short: "Break a cluster under load, time its recovery, check that nothing is lost",
@@ -43,6 +44,16 @@ acknowledged write lost, no ReplicaSet over its replicas, no pod bound
 twice, no watch gap against etcd's history, equal etcd hashes, convergence)
 and evaluate the gate.
 
+--provider external --kubeconfig PATH [--context NAME] runs against a
+cluster kstep does not run, through its API only: the API-level faults
+(drain: cordon and evict a node's pods through policy/v1 Eviction,
+honouring PodDisruptionBudgets, uncordoned afterwards; delete-node;
+delete-pod of a controller-manager or scheduler Lease holder that runs as
+a pod). They need --allow-disruption there; faults that need the
+cluster's processes or network (kill, stop, pause, restart, partition,
+isolate, link, fill) are refused with exit 2 before anything starts. The
+API-level faults run on every provider.
+
 --scenario is a built-in scenario, a Scenario YAML file, or "all" (every
 built-in one; those needing real nodes are skipped where real nodes cannot
 run). --gate is "default" (strict), "ci" (generous times, same invariants)
@@ -50,7 +61,7 @@ or a Gate YAML file. The run directory gets chaos.json, chaos.md and
 chaos.html, the actors' traces and logs.
 
 Exit status: 0 the gate passed, 1 it failed, 2 a usage error (a bad flag,
-scenario or gate file), 3 the run could not complete (before this release
+scenario or gate file, or a scenario --provider external refuses), 3 the run could not complete (before this release
 that was 2).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -73,8 +84,12 @@ that was 2).`,
 					fmt.Fprintln(cmd.ErrOrStderr(), "kstep chaos:", err)
 					return chaosCouldNot
 				}
-				if pname == provider.External {
-					fmt.Fprintln(cmd.ErrOrStderr(), "kstep chaos: --provider external is not there yet for chaos (issue 21's API-level faults); kstep bench --provider external is")
+				if (pname == provider.External) != (kubeconfig != "") {
+					fmt.Fprintln(cmd.ErrOrStderr(), "kstep chaos: --kubeconfig goes with --provider external, and --provider external needs it")
+					return chaosUsage
+				}
+				if kubeContext != "" && kubeconfig == "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "kstep chaos: --context needs --kubeconfig and --provider external")
 					return chaosUsage
 				}
 				names := []string{scenario}
@@ -92,6 +107,15 @@ that was 2).`,
 						fmt.Fprintln(cmd.ErrOrStderr(), "kstep chaos:", err)
 						return chaosUsage
 					}
+					if pname == provider.External {
+						// Refused before anything starts: faults that need
+						// the cluster's processes or network, and
+						// disruption not allowed.
+						if err := chaos.CheckExternal(sc, allowDisruption); err != nil {
+							fmt.Fprintf(cmd.ErrOrStderr(), "kstep chaos: scenario %s cannot run on --provider external:\n%v\n", sc.Name, err)
+							return chaosUsage
+						}
+					}
 					dir := out
 					if len(names) > 1 {
 						dir = filepath.Join(out, sc.Name)
@@ -104,7 +128,8 @@ that was 2).`,
 						}
 					}
 					c, line := runScenario(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), sc, g, chaos.Options{
-						OutDir: dir, Binary: binary, Provider: pname, Log: cmd.ErrOrStderr()})
+						OutDir: dir, Binary: binary, Provider: pname, Log: cmd.ErrOrStderr(),
+						Kubeconfig: kubeconfig, Context: kubeContext, AllowDisruption: allowDisruption})
 					summary = append(summary, fmt.Sprintf("| %s | %s |", sc.Name, line))
 					worst = max(worst, c)
 					if ctx.Err() != nil {
@@ -129,7 +154,10 @@ that was 2).`,
 	f := cmd.Flags()
 	f.StringVar(&scenario, "scenario", "smoke", `built-in scenario, Scenario YAML file, or "all"`)
 	f.StringVar(&gate, "gate", "default", `gate: "default", "ci", or a Gate YAML file`)
-	f.StringVar(&providerName, "provider", provider.Auto, providerFlagUsage)
+	f.StringVar(&providerName, "provider", provider.Auto, providerFlagUsage+`, or "external" (a cluster kstep does not run, with --kubeconfig: API-level faults only)`)
+	f.StringVar(&kubeconfig, "kubeconfig", "", "with --provider external: the kubeconfig of the cluster to run against")
+	f.StringVar(&kubeContext, "context", "", "with --provider external: the kubeconfig's context (default: its current context)")
+	f.BoolVar(&allowDisruption, "allow-disruption", false, "with --provider external: let API-level faults (drain, delete-node, delete-pod) disrupt what kstep did not create")
 	f.StringVar(&out, "out", "", "run directory (default results/runs/<timestamp>-chaos-<scenario>)")
 	f.StringVar(&binary, "kstep-binary", "", "kstep binary the actors run (default: this one)")
 	f.BoolVar(&list, "list", false, "list the built-in scenarios and exit")
