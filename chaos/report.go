@@ -202,10 +202,15 @@ func Markdown(rep *Report) string {
 	if rep.Seed != "" {
 		b.WriteString("Seed claim: " + rep.Seed + "\n\n")
 	}
-	fmt.Fprintf(&b, "Cluster: %d etcd, %d apiservers, %d controller-managers, %d schedulers, %d hollow + %d real nodes (%s provider). "+
-		"Load: %d objects (%d load errors); probe: %d writes, %d acknowledged, %d client errors retried. Duration %.0f s.\n\n",
+	cluster := fmt.Sprintf("%d etcd, %d apiservers, %d controller-managers, %d schedulers, %d hollow + %d real nodes (%s provider)",
 		rep.Cluster.EtcdMembers, rep.Cluster.APIServers, rep.Cluster.ControllerManagers, rep.Cluster.Schedulers,
-		rep.Cluster.HollowNodes, rep.Cluster.RealNodes, rep.Provider, rep.LoadObjects, rep.LoadErrors,
+		rep.Cluster.HollowNodes, rep.Cluster.RealNodes, rep.Provider)
+	if rep.External != "" {
+		cluster = "a cluster kstep does not run (external provider): " + rep.External
+	}
+	fmt.Fprintf(&b, "Cluster: %s. "+
+		"Load: %d objects (%d load errors); probe: %d writes, %d acknowledged, %d client errors retried. Duration %.0f s.\n\n",
+		cluster, rep.LoadObjects, rep.LoadErrors,
 		rep.ProbeWrites, rep.ProbeAcked, rep.ClientErrors, rep.DurationS)
 	if e := rep.Cluster.Etcd; e.HeartbeatInterval.Duration != 0 || e.ElectionTimeout.Duration != 0 {
 		fmt.Fprintf(&b, "etcd Raft: heartbeat %v, election timeout %v.\n\n", e.HeartbeatInterval.Duration, e.ElectionTimeout.Duration)

@@ -72,7 +72,10 @@ type Report struct {
 	Provider    string            `json:"provider"`
 	Cluster     provider.Topology `json:"cluster"`
 	// Security is what the apiservers authenticated and authorized with.
-	Security  string  `json:"security,omitempty"`
+	Security string `json:"security,omitempty"`
+	// External is the cluster of provider external as it answered (its
+	// version and nodes); Cluster and Security are not known there.
+	External  string  `json:"external,omitempty"`
 	StartedAt string  `json:"started_at"`
 	DurationS float64 `json:"duration_s"`
 	// Load: the loadgen job's objects and the probe's writes.
@@ -425,6 +428,15 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	rep := &Report{Schema: Schema, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Gate: opts.Gate.Name,
 		Provider: opts.Provider, Cluster: sc.Cluster, Security: sc.Cluster.Security(), StartedAt: start.UTC().Format(time.RFC3339), Start: start, End: end,
 		Faults: results, HashChecks: r.hashs, ClientErrors: int(clientErrors.Load())}
+	if external {
+		// kstep does not know an external cluster's components: only
+		// what the API shows.
+		rep.Cluster, rep.Security = provider.Topology{}, ""
+		rep.External = fmt.Sprintf("%d nodes", nodes)
+		if v, ok := p.(interface{ ServerVersion() string }); ok && v.ServerVersion() != "" {
+			rep.External = v.ServerVersion() + ", " + rep.External
+		}
+	}
 	if loadErr != nil && !errors.Is(loadErr, context.Canceled) {
 		rep.Notes = append(rep.Notes, "load job: "+loadErr.Error())
 	}
@@ -618,7 +630,7 @@ func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
 		return rs
 	}
 	fr.Actors, fr.Nodes = rs.actors, rs.nodes
-	r.logf("%s: %s %s (%s)", f.Name, f.Action, strings.Join(rs.actors, ","), f.Target)
+	r.logf("%s: %s %s (%s)", f.Name, f.Action, strings.Join(append(slices.Clone(rs.actors), rs.nodes...), ","), f.Target)
 	var errs []error
 	if rs.api {
 		if err := r.injectAPI(ctx, f, fr, rs); err != nil {
