@@ -394,26 +394,6 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// CheckWatchOrder is the watch-continuity check an external cluster
-// allows: without etcd's history only the watchers' own record can be
-// judged — resourceVersions strictly increasing, and no resume refused
-// with 410 Gone (events in between unseen). Whether every revision was
-// delivered needs etcd, and the summary says so.
-func CheckWatchOrder(watchers []WatcherLog) Invariant {
-	inv := CheckWatchGaps(watchers, []int64{})
-	inv.Checked = len(watchers) > 0
-	if !inv.Checked {
-		inv.Detail = append(inv.Detail, "no watcher ran")
-	}
-	events := 0
-	for _, w := range watchers {
-		events += len(w.RVs)
-	}
-	inv.Summary = fmt.Sprintf("%d watchers, %d events: resourceVersions in order, no resume lost (410), %d gaps; every revision delivered not checked (etcd is not reachable on external)",
-		len(watchers), events, inv.Count)
-	return inv
-}
-
 // externalNodes is how many nodes the external cluster has, for the
 // wait before the load.
 func externalNodes(ctx context.Context, cs kubernetes.Interface) (int, error) {

@@ -199,20 +199,6 @@ func TestNodeReturned(t *testing.T) {
 	}
 }
 
-func TestCheckWatchOrder(t *testing.T) {
-	ok := CheckWatchOrder([]WatcherLog{{Name: "w", From: 5, RVs: []int64{6, 9, 12}}})
-	if !ok.OK() || !strings.Contains(ok.Summary, "not checked") {
-		t.Errorf("ordered watcher: %+v", ok)
-	}
-	bad := CheckWatchOrder([]WatcherLog{{Name: "w", From: 5, RVs: []int64{6, 6}, Relists: 1}})
-	if bad.OK() || bad.Count != 2 {
-		t.Errorf("repeated rv and a 410: %+v, want 2 problems", bad)
-	}
-	if none := CheckWatchOrder(nil); none.Checked {
-		t.Errorf("no watcher: %+v, want not checked", none)
-	}
-}
-
 func clusterOf(hollow int) provider.Topology {
 	return provider.Topology{HollowNodes: hollow}
 }

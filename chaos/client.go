@@ -30,3 +30,11 @@ func loadAPIServers(ctx context.Context, kubeconfig string) (*apiservers, error)
 func (a *apiservers) client(i int) (*kubernetes.Clientset, error) {
 	return kubernetes.NewForConfig(a.Config(a.ctx, i, nil))
 }
+
+// clientAs is client(i) with a User-Agent of its own, by which the
+// apiservers' failpoints pick a stream.
+func (a *apiservers) clientAs(i int, userAgent string) (*kubernetes.Clientset, error) {
+	cfg := a.Config(a.ctx, i, nil)
+	cfg.UserAgent = userAgent
+	return kubernetes.NewForConfig(cfg)
+}

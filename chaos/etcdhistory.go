@@ -43,7 +43,7 @@ func etcdPrefix(kind string) string {
 	return "/registry/replicasets/"
 }
 
-var checkedPrefixes = []string{podsPrefix, etcdPrefix("ConfigMap"), etcdPrefix(loadgen.KindReplicaSet), etcdPrefix(loadgen.KindDeployment)}
+var checkedPrefixes = []string{podsPrefix, setPrefix(WatchBeat), etcdPrefix("ConfigMap"), etcdPrefix(loadgen.KindReplicaSet), etcdPrefix(loadgen.KindDeployment)}
 
 // Keep reads the checked prefixes' history up to etcd's current revision
 // and keeps it; it returns that revision, the one to compact to.
@@ -167,17 +167,31 @@ func (h *etcdHistory) revisionsOf(ctx context.Context, writes []AckedWrite) (map
 	return out, nil
 }
 
-// podHistory is etcd's history of pods over the span the watchers cover.
-func (h *etcdHistory) podHistory(ctx context.Context, ws []WatcherLog) ([]int64, error) {
-	if len(ws) == 0 {
+// setPrefix is where etcd keeps a watched set: every pod, or the beat's
+// one ConfigMap (its key is a prefix of itself alone).
+func setPrefix(set string) string {
+	if set == WatchBeat {
+		return etcdPrefix("ConfigMap") + beatName
+	}
+	return podsPrefix
+}
+
+// setHistory is etcd's history of a watched set over the span its
+// watchers cover.
+func (h *etcdHistory) setHistory(ctx context.Context, set string, ws []WatcherLog) ([]int64, error) {
+	from, to, any := int64(0), int64(0), false
+	for _, w := range ws {
+		if w.Set != set {
+			continue
+		}
+		if !any {
+			from, any = w.From, true
+		}
+		from = min(from, w.From)
+		to = max(to, w.last())
+	}
+	if !any {
 		return []int64{}, nil
 	}
-	from, to := ws[0].From, int64(0)
-	for _, w := range ws {
-		from = min(from, w.From)
-		for _, rv := range w.RVs {
-			to = max(to, rv)
-		}
-	}
-	return h.revisions(ctx, podsPrefix, from+1, to)
+	return h.revisions(ctx, setPrefix(set), from+1, to)
 }

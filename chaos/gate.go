@@ -73,6 +73,9 @@ var defaultGate []byte
 //go:embed gates/ci.yaml
 var ciGate []byte
 
+// invWatchGapsOld is watch-reliable's name in older gate files.
+const invWatchGapsOld = "watch-gaps"
+
 // ParseGate reads a Gate from YAML and validates it.
 func ParseGate(data []byte) (*Gate, error) {
 	var g Gate
@@ -84,6 +87,13 @@ func ParseGate(data []byte) (*Gate, error) {
 	}
 	if g.Kind == "" {
 		g.Kind = GateKind
+	}
+	// watch-gaps, before the watch guarantees were six, is watch-reliable.
+	if n, ok := g.Invariants[invWatchGapsOld]; ok {
+		if _, set := g.Invariants[InvWatchReliable]; !set {
+			g.Invariants[InvWatchReliable] = n
+		}
+		delete(g.Invariants, invWatchGapsOld)
 	}
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("gate %s: %w", g.Name, err)
@@ -97,7 +107,7 @@ func (g *Gate) Validate() error {
 	if g.APIVersion != APIVersion || g.Kind != GateKind {
 		errs = append(errs, fmt.Errorf("apiVersion/kind: %s/%s, want %s/%s", g.APIVersion, g.Kind, APIVersion, GateKind))
 	}
-	known := map[string]bool{InvLostWrites: true, InvRSOver: true, InvBoundTwice: true, InvWatchGaps: true, InvHashKV: true, InvConvergence: true, InvRunningPods: true, InvLoadObjects: true}
+	known := map[string]bool{InvLostWrites: true, InvRSOver: true, InvBoundTwice: true, InvWatchOrdered: true, InvWatchUnique: true, InvWatchReliable: true, InvWatchBookmarkable: true, InvWatchResumable: true, InvLinearizable: true, InvHashKV: true, InvConvergence: true, InvRunningPods: true, InvLoadObjects: true}
 	for name, n := range g.Invariants {
 		if !known[name] {
 			errs = append(errs, fmt.Errorf("invariants: %q unknown", name))

@@ -14,7 +14,7 @@ func TestBuiltinGates(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for _, inv := range []string{InvLostWrites, InvWatchGaps, InvRSOver, InvBoundTwice, InvHashKV, InvConvergence} {
+		for _, inv := range []string{InvLostWrites, InvWatchReliable, InvRSOver, InvBoundTwice, InvHashKV, InvConvergence} {
 			if n, ok := g.Invariants[inv]; !ok || n != 0 {
 				t.Errorf("gate %s: invariant %s allows %d (listed %v), want 0", name, inv, n, ok)
 			}
@@ -76,7 +76,7 @@ invariants: {lost-writes: 0, rs-over-replicas: 0}
 	invs := []Invariant{
 		{Name: InvLostWrites, Checked: true},
 		{Name: InvRSOver, Checked: true, Count: 3},
-		{Name: InvWatchGaps, Checked: true, Count: 5}, // not gated
+		{Name: InvWatchReliable, Checked: true, Count: 5}, // not gated
 	}
 	vs := g.Evaluate(faults, invs)
 	got := map[string]bool{}
@@ -109,8 +109,8 @@ invariants: {lost-writes: 0, rs-over-replicas: 0}
 }
 
 func TestGateUncheckedInvariantFails(t *testing.T) {
-	g := &Gate{Invariants: map[string]int{InvWatchGaps: 0}}
-	vs := g.Evaluate(nil, []Invariant{{Name: InvWatchGaps, Checked: false, Detail: []string{"etcd unreachable"}}})
+	g := &Gate{Invariants: map[string]int{InvWatchReliable: 0}}
+	vs := g.Evaluate(nil, []Invariant{{Name: InvWatchReliable, Checked: false, Detail: []string{"etcd unreachable"}}})
 	if Passed(vs) || !strings.Contains(vs[0].Value, "not checked") {
 		t.Errorf("%+v", vs)
 	}

@@ -98,16 +98,6 @@ type RSEvent struct {
 	Replicas int32
 }
 
-// WatcherLog is what one watcher that ran throughout saw: the
-// resourceVersion it started from, every event's resourceVersion in order,
-// and any place it could not resume without a relist (410 Gone).
-type WatcherLog struct {
-	Name    string
-	From    int64
-	RVs     []int64
-	Relists int
-}
-
 // StepEvent is one actor's trace stamp.
 type StepEvent struct {
 	At    time.Time

@@ -12,7 +12,6 @@ const (
 	InvLostWrites    = "lost-writes"
 	InvRSOver        = "rs-over-replicas"
 	InvBoundTwice    = "pod-bound-twice"
-	InvWatchGaps     = "watch-gaps"
 	InvHashKV        = "etcd-hash-mismatch"
 	InvConvergence   = "unconverged-replicasets"
 	maxInvariantLine = 10
@@ -153,47 +152,6 @@ func CheckBoundOnce(pods []PodEvent) Invariant {
 		}
 	}
 	inv.Summary = fmt.Sprintf("%d pods seen bound, %d bound twice", len(node), inv.Count)
-	return inv
-}
-
-// CheckWatchGaps checks each watcher: resourceVersions strictly
-// increasing, and every revision etcd's history has for the watched prefix
-// after the watcher's start (up to the last it saw) delivered. etcdRevs is
-// that history's revisions, ascending; nil means it could not be read.
-func CheckWatchGaps(watchers []WatcherLog, etcdRevs []int64) Invariant {
-	inv := Invariant{Name: InvWatchGaps, Checked: etcdRevs != nil}
-	if etcdRevs == nil {
-		inv.Detail = []string{"etcd's history for the prefix could not be read"}
-	}
-	for _, w := range watchers {
-		seen := map[int64]bool{}
-		var last int64 = w.From
-		for _, rv := range w.RVs {
-			if rv <= last {
-				inv.add("watcher %s: resourceVersion %d after %d", w.Name, rv, last)
-			}
-			last = max(last, rv)
-			seen[rv] = true
-		}
-		if w.Relists > 0 {
-			inv.add("watcher %s: could not resume %d time(s) (410 Gone): events in between unseen", w.Name, w.Relists)
-		}
-		missing := 0
-		var firstMissing int64
-		for _, r := range etcdRevs {
-			if r > w.From && r <= last && !seen[r] {
-				if missing == 0 {
-					firstMissing = r
-				}
-				missing++
-			}
-		}
-		if missing > 0 {
-			inv.Count += missing - 1
-			inv.add("watcher %s: %d revisions of etcd's history never delivered (first %d)", w.Name, missing, firstMissing)
-		}
-	}
-	inv.Summary = fmt.Sprintf("%d watchers against %d events of etcd's history, %d gaps", len(watchers), len(etcdRevs), inv.Count)
 	return inv
 }
 

@@ -91,36 +91,6 @@ func TestCheckBoundOnce(t *testing.T) {
 	}
 }
 
-func TestCheckWatchGaps(t *testing.T) {
-	etcd := []int64{5, 7, 8, 12, 13}
-	for _, tc := range []struct {
-		name string
-		w    WatcherLog
-		want int
-		says string
-	}{
-		{"every event after its start", WatcherLog{Name: "w", From: 6, RVs: []int64{7, 8, 12, 13}}, 0, ""},
-		{"stopped early: nothing after its last is owed", WatcherLog{Name: "w", From: 6, RVs: []int64{7, 8}}, 0, ""},
-		{"one missed", WatcherLog{Name: "w", From: 6, RVs: []int64{7, 12, 13}}, 1, "first 8"},
-		{"two missed", WatcherLog{Name: "w", From: 4, RVs: []int64{7, 13}}, 3, "3 revisions"},
-		{"went backwards", WatcherLog{Name: "w", From: 6, RVs: []int64{7, 8, 8, 12, 13}}, 1, "resourceVersion 8 after 8"},
-		{"could not resume", WatcherLog{Name: "w", From: 6, RVs: []int64{7, 8}, Relists: 1}, 1, "410 Gone"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			inv := CheckWatchGaps([]WatcherLog{tc.w}, etcd)
-			if inv.Count != tc.want {
-				t.Fatalf("count %d, want %d: %v", inv.Count, tc.want, inv.Detail)
-			}
-			if tc.says != "" && !strings.Contains(strings.Join(inv.Detail, "\n"), tc.says) {
-				t.Errorf("detail %v does not say %q", inv.Detail, tc.says)
-			}
-		})
-	}
-	if inv := CheckWatchGaps([]WatcherLog{{Name: "w"}}, nil); inv.Checked {
-		t.Error("checked without etcd's history")
-	}
-}
-
 func TestCheckHashes(t *testing.T) {
 	same := []MemberHash{{Member: "etcd-0", Rev: 9, Hash: 1}, {Member: "etcd-1", Rev: 9, Hash: 1}, {Member: "etcd-2", Rev: 9, Hash: 1}}
 	if inv := CheckHashes(same); !inv.OK() {

@@ -327,65 +327,6 @@ func (r *recorder) probeWrite(ctx context.Context, cs kubernetes.Interface, seq 
 	return w
 }
 
-// podWatcher watches every pod from its start to the end of the run,
-// resuming from the last resourceVersion it saw whenever its stream ends,
-// and records each event's resourceVersion (and, if record is set, the
-// pods' states and ReplicaSets' replicas).
-func (r *recorder) podWatcher(ctx context.Context, cs kubernetes.Interface, name string, record bool, out *WatcherLog, ready chan<- struct{}) {
-	out.Name = name
-	var rv string
-	for ctx.Err() == nil {
-		l, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-		if err == nil {
-			rv = l.ResourceVersion
-			out.From, _ = strconv.ParseInt(rv, 10, 64)
-			if record {
-				for i := range l.Items {
-					r.podEvent(&l.Items[i], false)
-				}
-			}
-			break
-		}
-		sleep(ctx, 200*time.Millisecond)
-	}
-	close(ready)
-	for ctx.Err() == nil {
-		w, err := cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
-		if err != nil {
-			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-				out.Relists++
-				return
-			}
-			sleep(ctx, 100*time.Millisecond)
-			continue
-		}
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Error {
-				if st, ok := ev.Object.(*metav1.Status); ok && (st.Code == 410) {
-					out.Relists++
-					w.Stop()
-					return
-				}
-				break
-			}
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			rv = p.ResourceVersion
-			if ev.Type == watch.Bookmark {
-				continue
-			}
-			n, _ := strconv.ParseInt(p.ResourceVersion, 10, 64)
-			out.RVs = append(out.RVs, n)
-			if record {
-				r.podEvent(p, ev.Type == watch.Deleted)
-			}
-		}
-		w.Stop()
-	}
-}
-
 func (r *recorder) podEvent(p *corev1.Pod, deleted bool) {
 	e := PodEvent{At: r.now(), UID: string(p.UID), Key: p.Namespace + "/" + p.Name, Node: p.Spec.NodeName, Deleted: deleted}
 	e.RV, _ = strconv.ParseInt(p.ResourceVersion, 10, 64)

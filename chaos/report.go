@@ -157,6 +157,29 @@ func invariantRows(rep *Report) [][]string {
 	return rows
 }
 
+// correctnessRows are the linearizability check's and the watch
+// guarantees' figures.
+func correctnessRows(rep *Report) [][]string {
+	var rows [][]string
+	if l := rep.Linearizability; l != nil {
+		rows = append(rows,
+			[]string{"linearizability: workload", fmt.Sprintf("%d clients over %d apiservers on %d objects", l.Clients, l.APIServers, l.Objects)},
+			[]string{"linearizability: operations checked", fmt.Sprintf("%d: %d gets, %d list reads (%d lists), CAS %d ok / %d conflict / %d unknown; %d reads unanswered, not checked",
+				l.Operations, l.Gets, l.ListReads, l.Lists, l.CASOK, l.CASConflict, l.CASUnknown, l.FailedReads)},
+			[]string{"linearizability: checker", fmt.Sprintf("%s: %s wall, %.0f ms CPU", l.Result, fmtDur(l.CheckWallMS), l.CheckCPUMS)})
+		if l.Visualization != "" {
+			rows = append(rows, []string{"linearizability: visualization", l.Visualization})
+		}
+	}
+	if w := rep.Watch; w != nil {
+		rows = append(rows,
+			[]string{"watch: watchers", fmt.Sprintf("%d (pods and the beat, on every apiserver), %d streams restarted", w.Watchers, w.Restarts)},
+			[]string{"watch: delivered", fmt.Sprintf("%d events, %d bookmarks", w.Events, w.Bookmarks)},
+			[]string{"watch: resumptions", fmt.Sprintf("%d checked, %d answered 410, %d broken by a fault, %d not made (queue full)", w.Resumes, w.Gone, w.Interrupted, w.Skipped)})
+	}
+	return rows
+}
+
 func verdictRows(rep *Report) [][]string {
 	var rows [][]string
 	for _, v := range rep.Verdicts {
@@ -240,6 +263,10 @@ func Markdown(rep *Report) string {
 	}
 	b.WriteString("\n### Invariants\n\n")
 	mdTable(&b, []string{"invariant", "state", "summary", "detail"}, invariantRows(rep))
+	if rows := correctnessRows(rep); len(rows) > 0 {
+		b.WriteString("\n### Linearizability and the watch guarantees\n\n")
+		mdTable(&b, []string{"", ""}, rows)
+	}
 	b.WriteString("\n### Gate " + rep.Gate + "\n\n")
 	mdTable(&b, []string{"line", "value", "limit", "verdict"}, verdictRows(rep))
 	for _, n := range rep.Notes {
@@ -292,6 +319,10 @@ func HTML(rep *Report) string {
 	}
 	b.WriteString("<h3>Invariants</h3>")
 	table([]string{"invariant", "state", "summary", "detail"}, invariantRows(rep), 1)
+	if rows := correctnessRows(rep); len(rows) > 0 {
+		b.WriteString("<h3>Linearizability and the watch guarantees</h3>")
+		table([]string{"", ""}, rows, -1)
+	}
 	b.WriteString("<h3>Gate " + html.EscapeString(rep.Gate) + "</h3>")
 	table([]string{"line", "value", "limit", "verdict"}, verdictRows(rep), 3)
 	b.WriteString("</body></html>\n")

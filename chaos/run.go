@@ -1,17 +1,12 @@
 package chaos
 
 import (
-	"github.com/kstep-dev/kstep/cluster/kubelet/hollowctl"
-
-	"net/http"
-
-	"github.com/kstep-dev/kstep/cluster/netfault"
-	"k8s.io/client-go/rest"
-
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,8 +23,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
+	"github.com/kstep-dev/kstep/cluster/apiserver"
+	"github.com/kstep-dev/kstep/cluster/kubelet/hollowctl"
+	"github.com/kstep-dev/kstep/cluster/netfault"
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	"github.com/kstep-dev/kstep/loadgen"
@@ -95,6 +95,10 @@ type Report struct {
 	Passed     bool        `json:"passed"`
 	// Notes are what the run could not do (e.g. trace files unreadable).
 	Notes []string `json:"notes,omitempty"`
+	// Linearizability and Watch are the figures of the linearizable and
+	// watch-guarantee invariants.
+	Linearizability *LinStats   `json:"linearizability,omitempty"`
+	Watch           *WatchStats `json:"watch,omitempty"`
 
 	hist *History
 }
@@ -242,6 +246,9 @@ type run struct {
 	// load runs the load job as `kstep load` processes when a fault
 	// targets the client; nil when it runs in the engine.
 	load *loadProcess
+	// watchers are the throughout-watchers; each fault asks them for a
+	// resumption from where they are.
+	watchers []*watcher
 }
 
 // drive runs the load, the faults and the checks on a cluster that is up.
@@ -295,17 +302,47 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	octx, stopObservers := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var clientErrors atomic.Int64
-	watchers := make([]WatcherLog, sc.Probe.Watchers)
+	nAPI := max(len(apis.Hosts()), 1)
+	// The throughout-watchers: the pod watchers (the first records the
+	// pods), then one watcher of the beat per apiserver, each with its
+	// resumer (watch-resumable).
+	watchers := make([]WatcherLog, sc.Probe.Watchers+nAPI)
 	for i := range watchers {
-		wcs, err := apis.client(i)
+		set, name, api := WatchPods, fmt.Sprintf("pods-%d", i), i
+		if i >= sc.Probe.Watchers {
+			api = i - sc.Probe.Watchers
+			set, name = WatchBeat, fmt.Sprintf("beat-%d", api)
+		}
+		watchers[i] = WatcherLog{Name: name, Set: set, APIServer: api % nAPI}
+		wcs, err := apis.clientAs(api, "kstep-chaos-watcher/"+name)
 		if err != nil {
 			stopObservers()
 			return fail("%v", err)
 		}
+		rcs, err := apis.clientAs(api, "kstep-chaos-resumer/"+name)
+		if err != nil {
+			stopObservers()
+			return fail("%v", err)
+		}
+		ws, rs := podSet(wcs), podSet(rcs)
+		var onObject func(runtime.Object, bool)
+		if set == WatchBeat {
+			ws, rs = beatSet(wcs), beatSet(rcs)
+		} else if i == 0 {
+			onObject = func(o runtime.Object, deleted bool) {
+				if p, ok := o.(*corev1.Pod); ok {
+					r.rec.podEvent(p, deleted)
+				}
+			}
+		}
+		w := newWatcher(&watchers[i], ws, rs, sc.Probe.ResumeEvery)
+		r.watchers = append(r.watchers, w)
 		ready := make(chan struct{})
-		wg.Go(func() { r.rec.podWatcher(octx, wcs, fmt.Sprintf("pods-%d", i), i == 0, &watchers[i], ready) })
+		wg.Go(func() { w.run(octx, onObject, ready) })
+		wg.Go(func() { w.resume(octx) })
 		<-ready
 	}
+	wg.Go(func() { beat(octx, cs, labels) })
 	if sc.Supervise {
 		wg.Go(func() {
 			if err := provider.Supervise(octx, p, provider.DefaultRestart, logWriter(logf)); err != nil && octx.Err() == nil {
@@ -338,6 +375,22 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	// Let the observers take their first samples: the leaders before any
 	// fault.
 	sleep(ctx, time.Second)
+
+	// The linearizability workload's objects, before the load.
+	lin := &linWorkload{cfg: sc.Probe.Linearizability, apis: nAPI}
+	if err := lin.setup(ctx, cs, labels); err != nil {
+		stopObservers()
+		wg.Wait()
+		return fail("%v", err)
+	}
+	linClients := make([]kubernetes.Interface, lin.cfg.Clients)
+	for i := range linClients {
+		if linClients[i], err = apis.clientAs(i, fmt.Sprintf("kstep-chaos-lin/%d", i)); err != nil {
+			stopObservers()
+			wg.Wait()
+			return fail("%v", err)
+		}
+	}
 
 	// The load: the loadgen job and the probe.
 	start := time.Now()
@@ -388,9 +441,14 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 		defer close(probeDone)
 		r.rec.probe(lctx, pcs, sc.Probe, &clientErrors)
 	}()
+	linDone := make(chan struct{})
+	go func() {
+		defer close(linDone)
+		lin.run(lctx, linClients, sc.Probe.RequestTimeout.Duration)
+	}()
 
-	logf("load: %d %s at %.1f/s; probe writes at %.0f/s; %d watchers; %d faults", job.Count, job.Object.Kind, job.QPS,
-		sc.Probe.WriteQPS, sc.Probe.Watchers, len(sc.Faults))
+	logf("load: %d %s at %.1f/s; probe writes at %.0f/s; %d watchers; linearizability: %d clients × %.0f/s on %d objects; %d faults", job.Count, job.Object.Kind, job.QPS,
+		sc.Probe.WriteQPS, len(watchers), lin.cfg.Clients, lin.cfg.QPS, lin.cfg.Objects, len(sc.Faults))
 	results := r.runSchedule(ctx, start)
 
 	// Convergence: the load job has created everything, then every
@@ -408,11 +466,18 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	stopLoad()
 	<-loadDone
 	<-probeDone
+	<-linDone
 	// Let the watchers catch up with the last writes, then stop observing.
 	sleep(ctx, 2*time.Second)
 	end := time.Now()
 	stopObservers()
 	wg.Wait()
+	var resumes []ResumeLog
+	skipped := 0
+	for _, w := range r.watchers {
+		resumes = append(resumes, w.resumes...)
+		skipped += int(w.skipped.Load())
+	}
 
 	r.rec.mu.Lock()
 	h := r.rec.h
@@ -471,27 +536,47 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	if ferr != nil {
 		return fail("final state: %v", ferr)
 	}
-	var lost, gaps Invariant
+	var lost Invariant
+	// The watch guarantees' reference: etcd's history of each watched set
+	// (on external, none: the watchers' union).
+	ref := map[string][]int64{}
+	var refErrs []string
 	if etcd != nil {
 		revs, herr := r.history.revisionsOf(ctx, acked)
 		lost = CheckAckedWrites(acked, final, revs)
 		if herr != nil {
 			lost.Detail = append(lost.Detail, "etcd history not checked: "+herr.Error())
 		}
-		etcdRevs, gerr := r.history.podHistory(ctx, watchers)
-		gaps = CheckWatchGaps(watchers, etcdRevs)
-		if gerr != nil {
-			gaps.Detail = append(gaps.Detail, gerr.Error())
+		for _, set := range []string{WatchPods, WatchBeat} {
+			revs, gerr := r.history.setHistory(ctx, set, watchers)
+			if gerr != nil {
+				refErrs = append(refErrs, gerr.Error())
+				continue
+			}
+			ref[set] = revs
 		}
 	} else {
 		// From outside: every acknowledged write present at the end (its
-		// revision in etcd's history is not checkable), the watchers'
-		// own order.
+		// revision in etcd's history is not checkable).
 		lost = CheckAckedWrites(acked, final, nil)
 		lost.Detail = append(lost.Detail, "etcd's history not reachable on this cluster: revisions not checked")
-		gaps = CheckWatchOrder(watchers)
 	}
-	rep.Invariants = []Invariant{lost, CheckRSOverReplicas(h.Pods, h.RS), CheckBoundOnce(h.Pods), gaps}
+	reliable := CheckWatchReliable(watchers, ref)
+	reliable.Detail = append(reliable.Detail, refErrs...)
+	resumable, wst := CheckWatchResumable(watchers, resumes, skipped)
+	wst.Watchers = len(watchers)
+	for _, w := range watchers {
+		wst.Events += len(w.Events)
+		wst.Bookmarks += len(w.Bookmarks)
+		wst.Restarts += max(len(w.Starts)-1, 0)
+	}
+	rep.Watch = &wst
+	inits, ops, ls := lin.history()
+	linInv, linStats := CheckLinearizable(inits, ops, ls, 0, linDir(filepath.Dir(traces)))
+	rep.Linearizability = &linStats
+	rep.Invariants = []Invariant{lost, CheckRSOverReplicas(h.Pods, h.RS), CheckBoundOnce(h.Pods),
+		CheckWatchOrdered(watchers), CheckWatchUnique(watchers), reliable, CheckWatchBookmarkable(watchers, ref, resumes), resumable, linInv}
+	rep.Notes = append(rep.Notes, WatchAtomicNote)
 	if etcd != nil {
 		rep.Invariants = append(rep.Invariants, CheckHashes(memberHashes(ctx, etcd, p)))
 	} else {
@@ -532,6 +617,7 @@ func (r *run) runSchedule(ctx context.Context, start time.Time) []FaultResult {
 					r.hashs = append(r.hashs, withName(CheckHashes(memberHashes(ctx, r.etcd, r.p)), "before "+f.Name))
 				}
 				r.snapshotContainers(ctx)
+				faultSample(r.watchers, f.Name)
 				res[st.Fault] = r.inject(ctx, faults[st.Fault], f)
 				sched.Injected(st.Fault, time.Since(start))
 				if f.Action == ActionRestart {
@@ -682,6 +768,8 @@ func (r *run) inject(ctx context.Context, f Fault, fr *FaultResult) resolved {
 				err = r.p.Partition(ctx, a, provider.ScopeAll)
 			case ActionLink:
 				err = r.setLink(ctx, f, a, true)
+			case ActionFailpoint:
+				err = r.setFailpoint(ctx, f, a, true)
 			}
 			if err != nil {
 				errs = append(errs, err)
@@ -736,6 +824,46 @@ func (r *run) setLink(ctx context.Context, f Fault, actor string, on bool) error
 	}
 	if err != nil {
 		return fmt.Errorf("link %s of %s: %w", link, actor, err)
+	}
+	return nil
+}
+
+// setFailpoint arms f's failpoint on apiserver actor, or disarms it,
+// at the apiserver's FailpointPath (admin only).
+func (r *run) setFailpoint(ctx context.Context, f Fault, actor string, on bool) error {
+	fp := f.Failpoint
+	q := url.Values{}
+	if fp.Resource != "" {
+		q.Set("resource", fp.Resource)
+	}
+	method := http.MethodDelete
+	if on {
+		method = http.MethodPost
+		switch fp.Name {
+		case apiserver.FailpointFreezeWatchCache:
+			q.Set("for", f.Duration.Duration.String())
+		case apiserver.FailpointDropWatchEvent:
+			q.Set("userAgent", fp.UserAgent)
+			if fp.Count > 0 {
+				q.Set("count", strconv.Itoa(fp.Count))
+			}
+		}
+	}
+	u := strings.TrimSuffix(r.actor(actor).Endpoint, "/") + apiserver.FailpointPath + "/" + fp.Name + "?" + q.Encode()
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, method, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := r.admin.Do(req)
+	if err != nil {
+		return fmt.Errorf("failpoint %s of %s: %w", fp.Name, actor, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("failpoint %s of %s: %s: %s (is it started with --enable-failpoints?)", fp.Name, actor, resp.Status, strings.TrimSpace(string(body)))
 	}
 	return nil
 }
@@ -838,6 +966,8 @@ func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
 			err = r.p.Heal(ctx, a)
 		case ActionLink:
 			err = r.setLink(ctx, f, a, false)
+		case ActionFailpoint:
+			err = r.setFailpoint(ctx, f, a, false)
 		}
 		if err != nil {
 			errs = append(errs, err)

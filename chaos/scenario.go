@@ -61,7 +61,24 @@ const (
 	// Its target is etcd-members; cluster.etcd.quotaBackendBytes sets the
 	// quota it fills.
 	ActionFill Action = "fill"
+	// ActionFailpoint arms a failpoint (Fault.Failpoint) of the target
+	// apiservers for Duration, then disarms it: testing only, for apiservers
+	// started with --enable-failpoints (cluster/apiserver's FailpointPath).
+	// The negative controls use it to prove the checkers can fail.
+	ActionFailpoint Action = "failpoint"
 )
+
+// FailpointFault is the failpoint an ActionFailpoint fault arms: Name is
+// freeze-watch-cache (Resource: one resource's cache, or all) or
+// drop-watch-event (the next Count events of Resource's watch streams
+// whose User-Agent contains UserAgent; the engine's watchers are
+// kstep-chaos-watcher/<name>).
+type FailpointFault struct {
+	Name      string `json:"name"`
+	Resource  string `json:"resource,omitempty"`
+	UserAgent string `json:"userAgent,omitempty"`
+	Count     int    `json:"count,omitempty"`
+}
 
 // maxFillQuota bounds the quota a fill fault fills: at the filler's pace
 // a larger one takes minutes to reach.
@@ -181,6 +198,12 @@ type Probe struct {
 	// a request not answered by then has waited that long and is tried
 	// again, on the next apiserver.
 	RequestTimeout Duration `json:"requestTimeout,omitzero"`
+	// Linearizability is the workload the linearizable invariant checks;
+	// it runs in every scenario.
+	Linearizability Linearizability `json:"linearizability,omitzero"`
+	// ResumeEvery is how many events of a watcher go by between two
+	// resumptions the watch-resumable invariant checks (default 25).
+	ResumeEvery int `json:"resumeEvery,omitempty"`
 }
 
 // Fault is one injection.
@@ -195,6 +218,8 @@ type Fault struct {
 	Duration Duration `json:"duration"`
 	// Link is the link fault of ActionLink.
 	Link *LinkFault `json:"link,omitempty"`
+	// Failpoint is the failpoint of ActionFailpoint.
+	Failpoint *FailpointFault `json:"failpoint,omitempty"`
 	// Expect says what detection and recovery to measure; defaults follow
 	// the target and action.
 	Expect Expect `json:"expect"`
@@ -240,6 +265,10 @@ func (s *Scenario) Defaults() {
 	}
 	if s.Probe.RequestTimeout.Duration == 0 {
 		s.Probe.RequestTimeout.Duration = 3 * time.Second
+	}
+	s.Probe.Linearizability.defaults(c.APIServers)
+	if s.Probe.ResumeEvery == 0 {
+		s.Probe.ResumeEvery = 25
 	}
 	if s.Convergence.Duration == 0 {
 		s.Convergence.Duration = 2 * time.Minute
@@ -292,6 +321,10 @@ func defaultExpect(t Target, a Action) (Detection, Recovery) {
 	case ActionDeleteNode:
 		return DetectNodeGone, RecoverNodeReturned
 	}
+	if a == ActionFailpoint {
+		// A broken build, not an outage: what it breaks is the invariants'.
+		return DetectNone, RecoverNone
+	}
 	if a == ActionLink {
 		if t == TargetAPIServer || t == TargetAPIServers {
 			// The actors' links: their nodes' heartbeats are what a client
@@ -336,6 +369,28 @@ func (f Fault) linkOf() string {
 		return apiserver.LinkAPIServer
 	}
 	return etcd.LinkClient
+}
+
+func (f Fault) validateFailpoint() error {
+	fp := f.Failpoint
+	switch {
+	case fp == nil:
+		return errors.New("action failpoint needs failpoint: {name: ...}")
+	case f.Target != TargetAPIServer && f.Target != TargetAPIServers && !strings.HasPrefix(string(f.Target), string(TargetActorPrefix)):
+		return fmt.Errorf("target %s: failpoints are an apiserver's (%s, %s or actor:NAME)", f.Target, TargetAPIServer, TargetAPIServers)
+	case fp.Count < 0 || fp.Count > 100:
+		return fmt.Errorf("failpoint count %d: want 0 to 100", fp.Count)
+	}
+	switch fp.Name {
+	case apiserver.FailpointFreezeWatchCache:
+	case apiserver.FailpointDropWatchEvent:
+		if fp.Resource == "" || fp.UserAgent == "" {
+			return errors.New("failpoint drop-watch-event needs resource and userAgent")
+		}
+	default:
+		return fmt.Errorf("failpoint %q: want %s or %s", fp.Name, apiserver.FailpointFreezeWatchCache, apiserver.FailpointDropWatchEvent)
+	}
+	return nil
 }
 
 func (f Fault) validateLink() error {
@@ -399,6 +454,12 @@ func (s *Scenario) Validate() error {
 	if d := s.Probe.RequestTimeout.Duration; d < 0 || d > probeTimeout {
 		bad("probe: requestTimeout %v must be between 0 and %v", d, probeTimeout)
 	}
+	if err := s.Probe.Linearizability.validate(); err != nil {
+		bad("probe.%v", err)
+	}
+	if s.Probe.ResumeEvery < 1 {
+		bad("probe: resumeEvery %d, want at least 1", s.Probe.ResumeEvery)
+	}
 	if len(s.Faults) == 0 {
 		bad("faults: none")
 	}
@@ -411,12 +472,16 @@ func (s *Scenario) Validate() error {
 		names[f.Name] = true
 		switch f.Action {
 		case ActionKill, ActionStop, ActionPause, ActionRestart, ActionPartition, ActionIsolate, ActionLink, ActionFill:
+		case ActionFailpoint:
+			if err := f.validateFailpoint(); err != nil {
+				bad("%s: %v", where, err)
+			}
 		case ActionDrain, ActionDeleteNode, ActionDeletePod:
 			if err := f.validateAPI(); err != nil {
 				bad("%s: %v", where, err)
 			}
 		default:
-			bad("%s: action %q, want kill, stop, pause, restart, partition, isolate, link, fill, drain, delete-node or delete-pod", where, f.Action)
+			bad("%s: action %q, want kill, stop, pause, restart, partition, isolate, link, fill, failpoint, drain, delete-node or delete-pod", where, f.Action)
 		}
 		if f.Action == ActionFill {
 			if f.Target != TargetEtcdMembers {

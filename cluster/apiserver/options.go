@@ -18,6 +18,8 @@ type Options struct {
 	// netfault.ControlPath (admin only, through RBAC): how kstep faults
 	// actor → apiserver.
 	LinkListen string
+	// Failpoints, testing only, serves FailpointPath (failpoints.go).
+	Failpoints bool
 	// EtcdServers are the client URLs of the etcd members.
 	EtcdServers []string
 	// EtcdDialTimeout bounds the first connection to etcd.

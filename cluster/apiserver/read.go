@@ -357,6 +357,9 @@ func (q *request) watch() error {
 		if !got {
 			continue // the flush is due
 		}
+		if it.Type != watch.Bookmark && q.s.failpoints.dropEvent(q.res.storageName(), q.r.UserAgent()) {
+			continue
+		}
 		keepDeadline()
 		if err := q.writeEvent(bw, out, it); err != nil {
 			return nil

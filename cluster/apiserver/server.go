@@ -58,6 +58,8 @@ type Server struct {
 	// (admission.go), the audit log (audit.go), max-in-flight (inflight.go).
 	quota   *quotaGate
 	audit   *auditLog
+	// failpoints, testing only: nil unless Options.Failpoints.
+	failpoints *failpoints
 	limiter *inflight
 	// links are the link proxies in front of this apiserver
 	// (Options.LinkListen), controlled at netfault.ControlPath.
@@ -185,6 +187,11 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("/version", s.serveVersion)
 	mux.Handle(netfault.ControlPath, &s.links)
 	mux.Handle(netfault.ControlPath+"/", &s.links)
+	if s.opts.Failpoints {
+		s.failpoints = &failpoints{drop: map[string]dropArm{}, frozen: map[string]time.Time{}}
+		mux.HandleFunc(FailpointPath, s.serveFailpoints)
+		mux.HandleFunc(FailpointPath+"/", s.serveFailpoints)
+	}
 	mux.Handle("/openapi/", s.openapi)
 	mux.HandleFunc("/api", s.serveDiscovery)
 	mux.HandleFunc("/api/", s.serveAPI)

@@ -203,6 +203,9 @@ type Cacher struct {
 	cfg   CacherConfig
 	store *Store
 	codec Codec
+	// frozenUntil (unix ns), testing only (Freeze): until then the cache
+	// applies nothing and lists do not wait for it to be fresh.
+	frozenUntil atomic.Int64
 
 	mu    sync.RWMutex
 	items map[string]*Entry
@@ -472,12 +475,38 @@ func (c *Cacher) consume(ctx context.Context, cli *clientv3.Client, wch clientv3
 			if err := resp.Err(); err != nil {
 				return err
 			}
+			c.waitThaw(ctx)
 			if resp.IsProgressNotify() {
 				c.advance(resp.Header.Revision)
 				continue
 			}
 			c.apply(resp.Events)
 		}
+	}
+}
+
+// Freeze is a failpoint, testing only: for d the cache applies no change
+// from etcd (they wait in the watch), and List serves what it holds
+// without waiting until it reflects the version asked for — the stale
+// consistent list a linearizability check must catch. d <= 0 thaws it.
+func (c *Cacher) Freeze(d time.Duration) {
+	if d <= 0 {
+		c.frozenUntil.Store(0)
+		return
+	}
+	c.frozenUntil.Store(time.Now().Add(d).UnixNano())
+}
+
+func (c *Cacher) frozen() bool { return time.Now().UnixNano() < c.frozenUntil.Load() }
+
+// waitThaw waits while the cache is frozen.
+func (c *Cacher) waitThaw(ctx context.Context) {
+	for ctx.Err() == nil {
+		left := time.Duration(c.frozenUntil.Load() - time.Now().UnixNano())
+		if left <= 0 {
+			return
+		}
+		sleepCtx(ctx, min(left, 20*time.Millisecond))
 	}
 }
 
@@ -661,7 +690,7 @@ func (c *Cacher) List(ctx context.Context, minRV int64, f Filter) ([]*Entry, int
 	if err := c.waitReady(ctx); err != nil {
 		return nil, 0, err
 	}
-	if minRV > 0 {
+	if minRV > 0 && !c.frozen() {
 		if err := c.WaitFor(ctx, minRV); err != nil {
 			return nil, 0, err
 		}

@@ -37,6 +37,8 @@ stateless: several run side by side on the same etcd cluster.`,
 	f.StringVar(&opts.Name, "name", opts.Name, "name of this apiserver in logs, metrics and step events")
 	f.StringVar(&opts.Listen, "listen", opts.Listen, "host:port to serve the API on")
 	f.StringVar(&opts.LinkListen, "link-listen", "", "run the "+apiserver.LinkAPIServer+" link proxy on this host:port in front of --listen (point the actors at it), controlled at "+netfault.ControlPath+": how kstep delays, loses or blackholes actor → apiserver traffic")
+	f.BoolVar(&opts.Failpoints, "enable-failpoints", false, "testing only: serve "+apiserver.FailpointPath+" (admin only): freeze the watch caches, drop watch events — how the chaos gate's negative controls break what its checkers check")
+	_ = f.MarkHidden("enable-failpoints")
 	f.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "comma-separated client URLs of the etcd members")
 	f.DurationVar(&opts.EtcdDialTimeout, "etcd-dial-timeout", opts.EtcdDialTimeout, "bound on the first connection to etcd")
 	f.DurationVar(&opts.EtcdRetry.Attempt, "etcd-attempt-timeout", opts.EtcdRetry.Attempt, "how long one etcd request may go unanswered before it is sent again (a write only where that is safe); twice etcd's election timeout lets a new leader take it")

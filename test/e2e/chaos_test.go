@@ -88,6 +88,7 @@ func TestChaosSmoke(t *testing.T) {
 					t.Logf("%s: %s", inv.Name, inv.Summary)
 				}
 			}
+			checkCorrectnessFigures(t, rep)
 			if real := rep.Cluster.RealNodes > 0; real != running {
 				t.Errorf("real nodes %d, running-pods-unaffected checked %v: it runs exactly where there are real nodes", rep.Cluster.RealNodes, running)
 			}
@@ -202,6 +203,85 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// checkCorrectnessFigures: the linearizability check and the watch
+// guarantees ran and have figures: every invariant family present,
+// operations of every kind, events, bookmarks and resumptions.
+func checkCorrectnessFigures(t *testing.T, rep *chaos.Report) {
+	t.Helper()
+	names := map[string]bool{}
+	for _, inv := range rep.Invariants {
+		names[inv.Name] = true
+	}
+	for _, n := range []string{chaos.InvLinearizable, chaos.InvWatchOrdered, chaos.InvWatchUnique, chaos.InvWatchReliable, chaos.InvWatchBookmarkable, chaos.InvWatchResumable} {
+		if !names[n] {
+			t.Errorf("invariant %s missing from the report", n)
+		}
+	}
+	l, w := rep.Linearizability, rep.Watch
+	if l == nil || w == nil {
+		t.Fatalf("figures missing: linearizability %v, watch %v", l, w)
+	}
+	t.Logf("linearizability: %d operations (%d gets, %d list reads, CAS %d ok / %d conflict / %d unknown), %s in %.0f ms wall, %.0f ms CPU",
+		l.Operations, l.Gets, l.ListReads, l.CASOK, l.CASConflict, l.CASUnknown, l.Result, l.CheckWallMS, l.CheckCPUMS)
+	t.Logf("watch: %d watchers, %d events, %d bookmarks, %d restarts; %d resumptions (%d 410, %d interrupted, %d skipped)",
+		w.Watchers, w.Events, w.Bookmarks, w.Restarts, w.Resumes, w.Gone, w.Interrupted, w.Skipped)
+	if l.Gets == 0 || l.ListReads == 0 || l.CASOK == 0 || l.APIServers < 2 && rep.Provider != "external" {
+		t.Errorf("the linearizability workload did not do every kind of operation over every apiserver: %+v", l)
+	}
+	if w.Events == 0 || w.Bookmarks == 0 || w.Resumes == 0 {
+		t.Errorf("the watch guarantees were not exercised: %+v", w)
+	}
+}
+
+// TestChaosNegativeControls proves the correctness checkers fail: one
+// apiserver's watch cache frozen while it serves consistent LISTs (stale
+// reads) must break linearizable, one event dropped from one watcher's
+// stream must break watch-reliable, and kstep chaos exits 1 naming both.
+func TestChaosNegativeControls(t *testing.T) {
+	out := t.TempDir()
+	code, log, rep := runChaosIn(t, out, 6*time.Minute, "--scenario", filepath.Join("testdata", "chaos-negative-controls.yaml"),
+		"--gate", filepath.Join("testdata", "chaos-correctness-gate.yaml"), "--provider", "process")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (gate failed)\n%s", code, log)
+	}
+	for _, n := range []string{chaos.InvLinearizable, chaos.InvWatchReliable} {
+		if !strings.Contains(log, "invariant "+n+" = ") {
+			t.Errorf("the output does not name %s:\n%s", n, tail(log, 30))
+		}
+	}
+	if rep == nil || rep.Passed {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, f := range rep.Faults {
+		if f.Error != "" {
+			t.Errorf("%s: %s", f.Name, f.Error)
+		}
+	}
+	for _, inv := range rep.Invariants {
+		switch inv.Name {
+		case chaos.InvLinearizable:
+			t.Logf("%s: %s %v", inv.Name, inv.Summary, inv.Detail)
+			if !inv.Checked || inv.Count == 0 || !strings.Contains(strings.Join(inv.Detail, "\n"), "list") {
+				t.Errorf("%s: checked %v, %d violations; a frozen cache served stale lists", inv.Name, inv.Checked, inv.Count)
+			}
+			if rep.Linearizability == nil || rep.Linearizability.Visualization == "" {
+				t.Errorf("no visualization: %+v", rep.Linearizability)
+			} else if _, err := os.Stat(filepath.Join(out, rep.Linearizability.Visualization)); err != nil {
+				t.Errorf("visualization: %v", err)
+			}
+		case chaos.InvWatchReliable:
+			t.Logf("%s: %s %v", inv.Name, inv.Summary, inv.Detail)
+			if !inv.Checked || inv.Count != 1 {
+				t.Errorf("%s: checked %v, %d missing; one event was dropped", inv.Name, inv.Checked, inv.Count)
+			}
+		case chaos.InvLostWrites, chaos.InvWatchOrdered, chaos.InvWatchUnique:
+			if !inv.OK() {
+				t.Errorf("%s broken too: %s %v (the failpoints break only what they aim at)", inv.Name, inv.Summary, inv.Detail)
+			}
+		}
+	}
 }
 
 // TestChaosGateFails proves the gate can fail: with the ReplicaSet

@@ -1,0 +1,147 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FailpointPath is where an apiserver started with Options.Failpoints
+// (testing only) takes its failpoints, admin only through RBAC like
+// netfault.ControlPath. They exist to prove that the chaos engine's
+// checkers fail when the apiserver breaks what they check:
+//
+//   - POST FailpointPath/freeze-watch-cache?for=2s[&resource=configmaps]
+//     freezes the watch caches (one resource's, or all): for that long they
+//     apply nothing from etcd and consistent LISTs are served from them
+//     without waiting until they are fresh — stale reads. DELETE thaws.
+//   - POST FailpointPath/drop-watch-event?resource=pods&userAgent=S[&count=1]
+//     drops the next count events (not bookmarks) of the watch streams of
+//     resource whose User-Agent contains S: each dropped event goes to no
+//     one of them. DELETE disarms.
+//
+// GET FailpointPath says what is armed.
+const FailpointPath = "/kstep/failpoints"
+
+// The failpoints.
+const (
+	FailpointFreezeWatchCache = "freeze-watch-cache"
+	FailpointDropWatchEvent   = "drop-watch-event"
+)
+
+// maxFailpointFor and maxFailpointCount bound one request's effect.
+const (
+	maxFailpointFor   = time.Minute
+	maxFailpointCount = 100
+)
+
+// failpoints is the armed state.
+type failpoints struct {
+	mu sync.Mutex
+	// drop: resource → the User-Agent substring and how many events left.
+	drop map[string]dropArm
+	// frozen is until when each frozen resource is (for GET).
+	frozen map[string]time.Time
+}
+
+type dropArm struct {
+	UserAgent string `json:"userAgent"`
+	Left      int    `json:"left"`
+	Dropped   int    `json:"dropped"`
+}
+
+// dropEvent reports whether the event a watch stream of resource for
+// userAgent is about to send is to be dropped, and counts it.
+func (f *failpoints) dropEvent(resource, userAgent string) bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a, ok := f.drop[resource]
+	if !ok || a.Left == 0 || !strings.Contains(userAgent, a.UserAgent) {
+		return false
+	}
+	a.Left--
+	a.Dropped++
+	f.drop[resource] = a
+	return true
+}
+
+func (s *Server) serveFailpoints(w http.ResponseWriter, r *http.Request) {
+	f := s.failpoints
+	name := strings.Trim(strings.TrimPrefix(r.URL.Path, FailpointPath), "/")
+	q := r.URL.Query()
+	bad := func(format string, a ...any) {
+		http.Error(w, "failpoints: "+fmt.Sprintf(format, a...), http.StatusBadRequest)
+	}
+	resource := q.Get("resource")
+	if resource != "" {
+		if _, ok := s.cachers[resource]; !ok {
+			bad("no watch cache of resource %q", resource)
+			return
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case r.Method == http.MethodGet && name == "":
+	case name == FailpointFreezeWatchCache && (r.Method == http.MethodPost || r.Method == http.MethodDelete):
+		d := time.Duration(0)
+		if r.Method == http.MethodPost {
+			var err error
+			if d, err = time.ParseDuration(q.Get("for")); err != nil || d <= 0 || d > maxFailpointFor {
+				bad("for=%q: want a duration in (0, %v]", q.Get("for"), maxFailpointFor)
+				return
+			}
+		}
+		for res, c := range s.cachers {
+			if resource == "" || res == resource {
+				c.Freeze(d)
+				if d > 0 {
+					f.frozen[res] = time.Now().Add(d)
+				} else {
+					delete(f.frozen, res)
+				}
+			}
+		}
+		s.log.Warn("failpoint", "name", name, "for", d, "resource", resource)
+	case name == FailpointDropWatchEvent && r.Method == http.MethodPost:
+		n := 1
+		if c := q.Get("count"); c != "" {
+			var err error
+			if n, err = strconv.Atoi(c); err != nil || n < 1 || n > maxFailpointCount {
+				bad("count=%q: want 1 to %d", c, maxFailpointCount)
+				return
+			}
+		}
+		if resource == "" || q.Get("userAgent") == "" {
+			bad("drop-watch-event needs resource and userAgent")
+			return
+		}
+		f.drop[resource] = dropArm{UserAgent: q.Get("userAgent"), Left: n}
+		s.log.Warn("failpoint", "name", name, "resource", resource, "userAgent", q.Get("userAgent"), "count", n)
+	case name == FailpointDropWatchEvent && r.Method == http.MethodDelete:
+		if resource == "" {
+			clear(f.drop)
+		} else {
+			delete(f.drop, resource)
+		}
+	default:
+		http.Error(w, fmt.Sprintf("failpoints: GET %s, POST or DELETE %s/%s or %s/%s", FailpointPath, FailpointPath, FailpointFreezeWatchCache,
+			FailpointPath, FailpointDropWatchEvent), http.StatusNotFound)
+		return
+	}
+	frozen := map[string]string{}
+	for res, until := range f.frozen {
+		if left := time.Until(until); left > 0 {
+			frozen[res] = left.Round(time.Millisecond).String()
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"frozen": frozen, "drop": f.drop})
+}
