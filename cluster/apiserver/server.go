@@ -56,11 +56,11 @@ type Server struct {
 	policyReady chan struct{}
 	// quota, audit and limiter: ResourceQuota on pod creates
 	// (admission.go), the audit log (audit.go), max-in-flight (inflight.go).
-	quota   *quotaGate
-	audit   *auditLog
+	quota *quotaGate
+	audit *auditLog
 	// failpoints, testing only: nil unless Options.Failpoints.
 	failpoints *failpoints
-	limiter *inflight
+	limiter    *inflight
 	// links are the link proxies in front of this apiserver
 	// (Options.LinkListen), controlled at netfault.ControlPath.
 	links netfault.Links
