@@ -17,10 +17,16 @@
 // each fault's detection, recovery and the longest wait of any probe
 // request. Afterwards it checks the invariants the seed's failure table
 // promises (no acknowledged write lost, no ReplicaSet over its replicas,
-// no pod bound twice, no watch gap against etcd's history, etcd members'
-// hashes equal, convergence, the load's objects exactly, running pods
-// unaffected on real nodes) and evaluates a Gate, whose verdict is kstep
-// chaos's exit code.
+// no pod bound twice, etcd members' hashes equal, convergence, the load's
+// objects exactly, running pods unaffected on real nodes), and the
+// correctness of what clients see at the API: linearizability of
+// consistent GETs, consistent LISTs (the watch cache) and compare-and-set
+// updates by porcupine (linearizable.go, its workload linworkload.go), and
+// the six watch guarantees of etcd's robustness tests at the Kubernetes
+// watch (watchguarantees.go: the throughout-watchers, their resumptions,
+// the beat) — and evaluates a Gate, whose verdict is kstep chaos's exit
+// code. The failpoint action arms a failpoint of apiservers started with
+// --enable-failpoints (testing only: the negative controls).
 //
 // Shape: the schedule (schedule.go), the analysis of what the observers
 // recorded (analyze.go) and the invariant checkers (invariants.go) are pure

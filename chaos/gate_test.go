@@ -53,6 +53,17 @@ func TestGateValidate(t *testing.T) {
 	}
 }
 
+// An older gate's watch-gaps is watch-reliable.
+func TestGateWatchGapsIsReliable(t *testing.T) {
+	g, err := ParseGate([]byte("kind: Gate\nname: x\ninvariants: {watch-gaps: 0}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := g.Invariants[InvWatchReliable]; !ok || n != 0 || len(g.Invariants) != 1 {
+		t.Errorf("invariants %v, want watch-reliable: 0", g.Invariants)
+	}
+}
+
 func TestGateEvaluate(t *testing.T) {
 	g, err := ParseGate([]byte(`
 name: t

@@ -563,7 +563,13 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	}
 	reliable := CheckWatchReliable(watchers, ref)
 	reliable.Detail = append(reliable.Detail, refErrs...)
-	resumable, wst := CheckWatchResumable(watchers, resumes, skipped)
+	var windows []Window
+	for _, f := range results {
+		if !f.InjectedAt.IsZero() {
+			windows = append(windows, Window{From: f.InjectedAt, To: latest(f.InjectedAt, f.UndoneAt, f.ReadyAt).Add(resumeWait)})
+		}
+	}
+	resumable, wst := CheckWatchResumable(watchers, resumes, skipped, windows)
 	wst.Watchers = len(watchers)
 	for _, w := range watchers {
 		wst.Events += len(w.Events)
@@ -572,10 +578,18 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	}
 	rep.Watch = &wst
 	inits, ops, ls := lin.history()
+	bookmarkable := CheckWatchBookmarkable(watchers, ref, resumes)
+	if external && wst.Bookmarks == 0 {
+		// kstep's apiservers bookmark a quiet watch after 5 s; another
+		// cluster's at its own period (upstream's about once a minute): a
+		// short run may see none, which is not a broken promise.
+		bookmarkable.Checked = true
+		bookmarkable.Detail = []string{"no bookmark arrived: the cluster's apiservers send them at their own period; nothing to check"}
+	}
 	linInv, linStats := CheckLinearizable(inits, ops, ls, 0, linDir(filepath.Dir(traces)))
 	rep.Linearizability = &linStats
 	rep.Invariants = []Invariant{lost, CheckRSOverReplicas(h.Pods, h.RS), CheckBoundOnce(h.Pods),
-		CheckWatchOrdered(watchers), CheckWatchUnique(watchers), reliable, CheckWatchBookmarkable(watchers, ref, resumes), resumable, linInv}
+		CheckWatchOrdered(watchers), CheckWatchUnique(watchers), reliable, bookmarkable, resumable, linInv}
 	rep.Notes = append(rep.Notes, WatchAtomicNote)
 	if etcd != nil {
 		rep.Invariants = append(rep.Invariants, CheckHashes(memberHashes(ctx, etcd, p)))
@@ -704,6 +718,17 @@ func (r *run) checkRunningPods(ctx context.Context, results []FaultResult) Invar
 func withName(inv Invariant, when string) Invariant {
 	inv.Summary = when + ": " + inv.Summary
 	return inv
+}
+
+// latest is the latest of the times.
+func latest(ts ...time.Time) time.Time {
+	var l time.Time
+	for _, t := range ts {
+		if t.After(l) {
+			l = t
+		}
+	}
+	return l
 }
 
 // inject resolves the fault's target now and applies the action.

@@ -373,24 +373,26 @@ func (f Fault) linkOf() string {
 
 func (f Fault) validateFailpoint() error {
 	fp := f.Failpoint
-	switch {
-	case fp == nil:
+	if fp == nil {
 		return errors.New("action failpoint needs failpoint: {name: ...}")
-	case f.Target != TargetAPIServer && f.Target != TargetAPIServers && !strings.HasPrefix(string(f.Target), string(TargetActorPrefix)):
-		return fmt.Errorf("target %s: failpoints are an apiserver's (%s, %s or actor:NAME)", f.Target, TargetAPIServer, TargetAPIServers)
-	case fp.Count < 0 || fp.Count > 100:
-		return fmt.Errorf("failpoint count %d: want 0 to 100", fp.Count)
+	}
+	var errs []error
+	if f.Target != TargetAPIServer && f.Target != TargetAPIServers && !strings.HasPrefix(string(f.Target), string(TargetActorPrefix)) {
+		errs = append(errs, fmt.Errorf("target %s: failpoints are an apiserver's (%s, %s or actor:NAME)", f.Target, TargetAPIServer, TargetAPIServers))
+	}
+	if fp.Count < 0 || fp.Count > 100 {
+		errs = append(errs, fmt.Errorf("failpoint count %d: want 0 to 100", fp.Count))
 	}
 	switch fp.Name {
 	case apiserver.FailpointFreezeWatchCache:
 	case apiserver.FailpointDropWatchEvent:
 		if fp.Resource == "" || fp.UserAgent == "" {
-			return errors.New("failpoint drop-watch-event needs resource and userAgent")
+			errs = append(errs, errors.New("failpoint drop-watch-event needs resource and userAgent"))
 		}
 	default:
-		return fmt.Errorf("failpoint %q: want %s or %s", fp.Name, apiserver.FailpointFreezeWatchCache, apiserver.FailpointDropWatchEvent)
+		errs = append(errs, fmt.Errorf("failpoint %q: want %s or %s", fp.Name, apiserver.FailpointFreezeWatchCache, apiserver.FailpointDropWatchEvent))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (f Fault) validateLink() error {

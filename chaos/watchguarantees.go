@@ -80,6 +80,22 @@ type ResumeLog struct {
 	Gone     bool   `json:"gone,omitempty"`
 	Err      string `json:"err,omitempty"`
 	TimedOut bool   `json:"timedOut,omitempty"`
+	// Start and End bound it, for the fault windows.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// Window is a span of the run a fault disturbed: from its injection to
+// resumeWait after it was undone.
+type Window struct{ From, To time.Time }
+
+func (r ResumeLog) during(ws []Window) bool {
+	for _, w := range ws {
+		if r.Start.Before(w.To) && r.End.After(w.From) {
+			return true
+		}
+	}
+	return false
 }
 
 // WatcherLog is what one watcher that ran throughout saw: the
@@ -272,7 +288,7 @@ func (w *watcher) resume(ctx context.Context) {
 			return
 		case s = <-w.samples:
 		}
-		r := ResumeLog{Watcher: w.log.Name, From: s.from, Why: s.why, Upto: max(w.lastRV.Load(), s.from)}
+		r := ResumeLog{Watcher: w.log.Name, From: s.from, Why: s.why, Upto: max(w.lastRV.Load(), s.from), Start: time.Now()}
 		rctx, cancel := context.WithTimeout(ctx, resumeWait)
 		st, err := w.resumeSet.watch(rctx, metav1.ListOptions{ResourceVersion: strconv.FormatInt(s.from, 10)})
 		switch {
@@ -285,6 +301,7 @@ func (w *watcher) resume(ctx context.Context) {
 			st.Stop()
 		}
 		cancel()
+		r.End = time.Now()
 		if ctx.Err() != nil && r.Err != "" {
 			return // cut short by the end of the run
 		}
@@ -566,9 +583,10 @@ func delivered(evs []WatchEvent, rv int64) bool {
 // events after its version (object, type and version, in order), up to
 // the last the watcher had delivered when it began; a 410 is allowed (the
 // version left the watch cache's window: compaction is held during a
-// run) and counted; one a fault broke is counted, not judged on what it
-// did not get.
-func CheckWatchResumable(ws []WatcherLog, resumes []ResumeLog, skipped int) (Invariant, WatchStats) {
+// run) and counted; one a fault broke, or that did not get there while a
+// fault disturbed the run (faults), is counted, not judged on what it did
+// not get.
+func CheckWatchResumable(ws []WatcherLog, resumes []ResumeLog, skipped int, faults []Window) (Invariant, WatchStats) {
 	inv := Invariant{Name: InvWatchResumable, Checked: len(resumes) > 0}
 	by := map[string]WatcherLog{}
 	for _, w := range ws {
@@ -615,6 +633,14 @@ func CheckWatchResumable(ws []WatcherLog, resumes []ResumeLog, skipped int) (Inv
 		got := r.From
 		if n := len(r.Events); n > 0 {
 			got = r.Events[n-1].RV
+		}
+		if got < r.Upto && r.TimedOut && r.during(faults) {
+			st.Interrupted++
+			continue
+		}
+		if got < r.Upto && r.TimedOut && r.during(faults) {
+			st.Interrupted++
+			continue
 		}
 		if got < r.Upto && r.TimedOut {
 			inv.add("resume of %s from %d (%s): replayed up to %d in %v, the watcher had %d", r.Watcher, r.From, r.Why, got, resumeWait, r.Upto)

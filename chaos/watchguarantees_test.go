@@ -3,6 +3,7 @@ package chaos
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // evs makes a watcher's events: one pod changed at each revision.
@@ -112,13 +113,20 @@ func TestCheckWatchResumable(t *testing.T) {
 		{"another type", ResumeLog{Watcher: "w", From: 6, Upto: 9, Events: []WatchEvent{{RV: 9, Type: "DELETED", Key: "ns/p"}}}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inv, st := CheckWatchResumable([]WatcherLog{w}, []ResumeLog{tc.r}, 0)
+			inv, st := CheckWatchResumable([]WatcherLog{w}, []ResumeLog{tc.r}, 0, nil)
 			if inv.Count != tc.want || st.Resumes != 1 {
 				t.Errorf("count %d, want %d: %v (%+v)", inv.Count, tc.want, inv.Detail, st)
 			}
 		})
 	}
-	if inv, _ := CheckWatchResumable([]WatcherLog{w}, nil, 3); inv.Checked {
+	// One that did not get there while a fault disturbed the run is
+	// counted, not judged.
+	t0 := time.Now()
+	stalled := ResumeLog{Watcher: "w", From: 6, Upto: 12, Events: evs(9), TimedOut: true, Start: t0, End: t0.Add(resumeWait)}
+	if inv, st := CheckWatchResumable([]WatcherLog{w}, []ResumeLog{stalled}, 0, []Window{{From: t0.Add(time.Second), To: t0.Add(20 * time.Second)}}); !inv.OK() || st.Interrupted != 1 {
+		t.Errorf("stalled during a fault: %+v %+v", inv, st)
+	}
+	if inv, _ := CheckWatchResumable([]WatcherLog{w}, nil, 3, nil); inv.Checked {
 		t.Errorf("no resumption: %+v, want not checked", inv)
 	}
 }

@@ -65,7 +65,8 @@ func TestChaosExternal(t *testing.T) {
 	for _, inv := range rep.Invariants {
 		checked[inv.Name] = inv.Checked && inv.Count == 0
 	}
-	for _, name := range []string{chaos.InvLostWrites, chaos.InvRSOver, chaos.InvWatchReliable, chaos.InvConvergence} {
+	for _, name := range []string{chaos.InvLostWrites, chaos.InvRSOver, chaos.InvWatchReliable, chaos.InvConvergence,
+		chaos.InvLinearizable, chaos.InvWatchOrdered, chaos.InvWatchUnique, chaos.InvWatchResumable} {
 		if !checked[name] {
 			t.Errorf("invariant %s not checked and clean: %+v", name, rep.Invariants)
 		}
