@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -452,7 +453,7 @@ func CheckWatchReliable(ws []WatcherLog, ref map[string][]int64) Invariant {
 				}
 			}
 		}
-		union[set] = sortedRevs(seen)
+		union[set] = slices.Sorted(maps.Keys(seen))
 	}
 	against := 0
 	for _, w := range ws {
@@ -501,15 +502,6 @@ func setsOf(ws []WatcherLog) map[string]bool {
 		s[w.Set] = true
 	}
 	return s
-}
-
-func sortedRevs(m map[int64]bool) []int64 {
-	out := make([]int64, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // CheckWatchBookmarkable: no bookmark is behind an event its watcher had

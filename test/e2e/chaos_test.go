@@ -238,11 +238,23 @@ func checkCorrectnessFigures(t *testing.T, rep *chaos.Report) {
 // TestChaosNegativeControls proves the correctness checkers fail: one
 // apiserver's watch cache frozen while it serves consistent LISTs (stale
 // reads) must break linearizable, one event dropped from one watcher's
-// stream must break watch-reliable, and kstep chaos exits 1 naming both.
+// stream must break watch-reliable, and kstep chaos exits 1 naming both,
+// on every provider.
 func TestChaosNegativeControls(t *testing.T) {
+	for _, prov := range []string{"process", "docker"} {
+		t.Run(prov, func(t *testing.T) {
+			if prov == "docker" {
+				needDocker(t)
+			}
+			negativeControls(t, prov)
+		})
+	}
+}
+
+func negativeControls(t *testing.T, prov string) {
 	out := t.TempDir()
 	code, log, rep := runChaosIn(t, out, 6*time.Minute, "--scenario", filepath.Join("testdata", "chaos-negative-controls.yaml"),
-		"--gate", filepath.Join("testdata", "chaos-correctness-gate.yaml"), "--provider", "process")
+		"--gate", filepath.Join("testdata", "chaos-correctness-gate.yaml"), "--provider", prov)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (gate failed)\n%s", code, log)
 	}
