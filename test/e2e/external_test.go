@@ -132,7 +132,7 @@ func TestBenchExternal(t *testing.T) {
 
 	extra := time.Now()
 	externalLoad(t, bin, kc, cs)
-	crossViewCompare(t, bin, out)
+	crossViewCompare(t, bin, kc)
 	t.Logf("kstep load --provider external and the cross-view compare in %s", time.Since(extra).Round(time.Second))
 
 	// Credentials that may not create a namespace: the admin's, acting as
@@ -241,17 +241,26 @@ func externalLoad(t *testing.T, bin, kc string, cs kubernetes.Interface) {
 	}
 }
 
-// crossViewCompare runs the quick profile on the process provider with
-// the outside view and compares the external run ext with it: the rows
-// both have are compared, every row only the process run has is left out
-// as not observable on the external cluster. One run a side cannot reach
-// a verdict: --force compares them without one, and a cross view whose
-// process side lacks the outside view is refused even so.
-func crossViewCompare(t *testing.T, bin, ext string) {
-	proc := filepath.Join(t.TempDir(), "process")
+// crossViewCompare runs a small profile (testdata/cross-view.yaml)
+// through --provider external against the cluster of kc and on the
+// process provider with --outside-view, on a cluster of the same shape,
+// and compares the two runs: the rows both have are compared, every row
+// only the process run has is left out as not observable on the external
+// cluster. One run a side cannot reach a verdict: --force compares them
+// without one, and a cross view whose process side lacks the outside view
+// is refused even so.
+func crossViewCompare(t *testing.T, bin, kc string) {
+	prof := filepath.Join("testdata", "cross-view.yaml")
+	ext, proc := filepath.Join(t.TempDir(), "external"), filepath.Join(t.TempDir(), "process")
 	start := time.Now()
-	code, output := runBench(t, 10*time.Minute, "--profile", "quick", "--provider", "process", "--outside-view", "--out", proc)
-	t.Logf("quick on process with the outside view in %s", time.Since(start).Round(time.Second))
+	code, output := runBench(t, 5*time.Minute, "--profile", prof, "--provider", "external", "--kubeconfig", kc, "--out", ext)
+	t.Logf("cross-view through external in %s", time.Since(start).Round(time.Second))
+	if code != 0 {
+		t.Fatalf("kstep bench --provider external: exit %d\n%s", code, output)
+	}
+	start = time.Now()
+	code, output = runBench(t, 5*time.Minute, "--profile", prof, "--provider", "process", "--outside-view", "--out", proc)
+	t.Logf("cross-view on process with the outside view in %s", time.Since(start).Round(time.Second))
 	if code != 0 {
 		t.Fatalf("kstep bench --provider process --outside-view: exit %d\n%s", code, output)
 	}
