@@ -13,7 +13,10 @@
 // with provider.RunLabel for the provider to remove, and measures the
 // steps visible from outside from the load generator's own watches
 // (loadgen.Options.Outside); the steps only a component sees are reported
-// not observable on this cluster.
+// not observable on this cluster. Preflight and Needs are also what `kstep
+// load --provider external` asks before its job. run.json's outside_view
+// records whether the outside view was taken (always on external, the
+// profile's outsideView elsewhere): what compare's cross view needs.
 //
 // Profiles are built in (quick, nightly, scale) or read from YAML (kind
 // BenchProfile: the cluster's provider.Topology, a LoadJob, a repeat count,

@@ -88,6 +88,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	run := &results.Run{
 		Schema: results.Schema, ID: filepath.Base(out), Provider: opts.Provider, Runtime: "hollow", Profile: prof.Name,
 		Version: opts.Version, Valid: true, StartedAt: started.UTC().Format(time.RFC3339), EndpointsStamp: prof.EndpointsStamp,
+		OutsideView: opts.Provider == provider.External || prof.OutsideView,
 	}
 	invalid := func(format string, a ...any) {
 		run.Valid = false
@@ -181,7 +182,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		labels = map[string]string{provider.RunLabel: label}
 	}
 	res, lerr := loadgen.Run(ctx, &prof.Job, loadgen.Options{Client: cs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl"), Progress: opts.Progress,
-		Labels: labels, Outside: external || prof.OutsideView})
+		Labels: labels, Outside: run.OutsideView})
 	if lerr != nil {
 		invalid("load job: %v", lerr)
 	}
@@ -250,7 +251,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	}
 	Analyze(Input{Events: events, Objects: objects, Pods: pods, Replicas: int(prof.Job.Object.Replicas),
 		APIServerOf: apiOf, HollowActors: hollow, LatencyProfile: latencyProfile, EndpointsStamp: prof.EndpointsStamp,
-		Outside: external || prof.OutsideView, External: external, NodeKinds: nodeKinds}, run)
+		Outside: run.OutsideView, External: external, NodeKinds: nodeKinds}, run)
 
 	accountDrops(run, sums)
 

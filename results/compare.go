@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -64,15 +65,39 @@ type Comparison struct {
 	MinRuns int `json:"min_runs"`
 	// Refused says why the sets are not comparable (exit 2), one sentence
 	// each; empty when Force turned them into Warnings.
-	Refused  []string   `json:"refused,omitempty"`
+	Refused []string `json:"refused,omitempty"`
+	// Unforced: a refusal Force does not lift is among Refused (the sides
+	// have no row in common, or a cross-view comparison whose process side
+	// has no outside view): there is nothing alike to compare.
+	Unforced bool       `json:"unforced,omitempty"`
 	Warnings []string   `json:"warnings,omitempty"`
 	Deltas   []SetDelta `json:"deltas"`
 	// OnlyBase and OnlyNew are the step keys measured on one side only.
 	OnlyBase []string `json:"only_base,omitempty"`
 	OnlyNew  []string `json:"only_new,omitempty"`
+	// LeftOut is each of those rows with the reason the other side lacks
+	// it (base's first, then new's).
+	LeftOut []LeftOut `json:"left_out,omitempty"`
+	// CrossView: one side's runs are on the external provider and the
+	// other's on a provider that runs the cluster, with the outside view:
+	// only the rows both have are compared (Deltas), the others are in
+	// LeftOut.
+	CrossView bool `json:"cross_view,omitempty"`
 	// Concluded: each side has enough runs for the test to reach Alpha.
 	// False, the deltas (forced) carry no verdicts.
 	Concluded bool `json:"concluded"`
+}
+
+// LeftOut is a row one side measured and the other did not: not compared.
+type LeftOut struct {
+	Key   string `json:"key"` // Step.Key()
+	Step  string `json:"step"`
+	Name  string `json:"name"`
+	Nodes string `json:"nodes"`
+	// In is the side that measured it: "base" or "new".
+	In string `json:"in"`
+	// Why the other side has no such row, from its first run's run.json.
+	Why string `json:"why"`
 }
 
 // Verdicts of a SetDelta.
@@ -160,6 +185,16 @@ func (c *Comparison) where(keep func(SetDelta) bool) []SetDelta {
 // test to reach Alpha; Force turns refusals into warnings. Extra actor
 // flags (topology's *Args) are how a build's flags and failpoints are
 // varied: they differ with a warning.
+//
+// The one difference of provider that is compared is the cross view: one
+// side on the external provider (only what kstep's own watches see), the
+// other on a provider that runs the cluster with the outside view (the
+// profile's outsideView, run.json's outside_view). Their topologies are
+// not compared (an external run has none), each side's runs are checked
+// against the first run of their own provider, and only the rows both
+// have are judged; the rest are listed in LeftOut with the reason. A cross
+// view whose other side lacks the outside view is refused, and so are two
+// sides with no row in common; Force lifts neither (Unforced).
 func CompareSets(base, cur *Set, o CompareOptions) *Comparison {
 	o = o.withDefaults()
 	c := &Comparison{Threshold: o.Threshold, MinShiftMS: o.MinShiftMS, Alpha: o.Alpha, MinRuns: MinRuns(o.Alpha)}
@@ -178,8 +213,30 @@ func CompareSets(base, cur *Set, o CompareOptions) *Comparison {
 		}
 		return c
 	}
-	refused, warnings := comparable(sides)
-	c.Warnings = warnings
+	refused, unforced, cross, warnings := comparable(sides)
+	c.Warnings, c.CrossView = warnings, cross
+
+	b, n := stepsOf(base), stepsOf(cur)
+	for _, k := range b.order {
+		if _, ok := n.byKey[k]; !ok {
+			c.OnlyBase = append(c.OnlyBase, k)
+			c.LeftOut = append(c.LeftOut, leftOut(b.byKey[k].step, sides[0].name, sides[1]))
+		}
+	}
+	for _, k := range n.order {
+		if _, ok := b.byKey[k]; !ok {
+			c.OnlyNew = append(c.OnlyNew, k)
+			c.LeftOut = append(c.LeftOut, leftOut(n.byKey[k].step, sides[1].name, sides[0]))
+		}
+	}
+	if common := len(b.order) - len(c.OnlyBase); common == 0 {
+		unforced = append(unforced, fmt.Sprintf("no row in common: the base runs measured %d rows and the new runs %d, none of them the same step, transition and nodes (see the rows left out): nothing to compare",
+			len(b.order), len(n.order)))
+	}
+	if len(unforced) > 0 {
+		c.Refused, c.Unforced, c.Concluded = append(unforced, refused...), true, false
+		return c
+	}
 	c.Concluded = MinP(c.BaseRuns, c.NewRuns) < o.Alpha
 	if !c.Concluded {
 		msg := fmt.Sprintf("too few runs: %d base and %d new runs cannot reach p < %g (the smallest two-sided p they allow is %.3g); need at least %d runs a side",
@@ -206,17 +263,6 @@ func CompareSets(base, cur *Set, o CompareOptions) *Comparison {
 		}
 	}
 
-	b, n := stepsOf(base), stepsOf(cur)
-	for _, k := range b.order {
-		if _, ok := n.byKey[k]; !ok {
-			c.OnlyBase = append(c.OnlyBase, k)
-		}
-	}
-	for _, k := range n.order {
-		if _, ok := b.byKey[k]; !ok {
-			c.OnlyNew = append(c.OnlyNew, k)
-		}
-	}
 	for _, k := range b.order {
 		ns, ok := n.byKey[k]
 		if !ok {
@@ -253,26 +299,72 @@ func (s side) dir(i int) string {
 	return fmt.Sprintf("#%d", i+1)
 }
 
+// external: the run saw its cluster from outside only (the external
+// provider).
+func external(r *Run) bool { return r.Provider == provider.External }
+
 // comparable checks that every run of both sides was measured as the base
-// set's first run was, and that each was healthy.
-func comparable(sides []side) (refused, warnings []string) {
+// set's first run was, and that each was healthy: refusals Force lifts,
+// refusals it does not (unforced), whether the sides are a cross view
+// (CompareSets), and warnings. In a cross view the provider and the
+// topology of a run are checked against the first run of its own view.
+func comparable(sides []side) (refused, unforced []string, cross bool, warnings []string) {
 	ref := sides[0].set.Runs[0]
 	refName := "base run " + sides[0].dir(0)
+	// Each view's first run (base's first for its own view): what a run's
+	// provider and topology are checked against.
+	viewRef, viewRefName := map[bool]*Run{}, map[bool]string{}
+	viewOf := map[string]map[bool][]string{} // side → view → its runs
+	for _, s := range sides {
+		viewOf[s.name] = map[bool][]string{}
+		for i, r := range s.set.Runs {
+			if _, ok := viewRef[external(r)]; !ok {
+				viewRef[external(r)], viewRefName[external(r)] = r, s.name+" run "+s.dir(i)
+			}
+			viewOf[s.name][external(r)] = append(viewOf[s.name][external(r)], s.name+" run "+s.dir(i))
+		}
+	}
+	for _, s := range sides {
+		if v := viewOf[s.name]; len(v[true]) > 0 && len(v[false]) > 0 {
+			refused = append(refused, fmt.Sprintf("the %s set mixes runs on the external provider (%s) with runs on a provider that runs the cluster (%s): its runs were not measured alike",
+				s.name, strings.Join(v[true], ", "), strings.Join(v[false], ", ")))
+		}
+	}
+	if len(viewRef) == 2 && len(refused) == 0 {
+		// One side all external, the other all not.
+		cross = true
+		ext, other := sides[0], sides[1]
+		if !external(ext.set.Runs[0]) {
+			ext, other = other, ext
+		}
+		var blind []string
+		for i, r := range other.set.Runs {
+			if !r.OutsideView {
+				blind = append(blind, other.name+" run "+other.dir(i))
+			}
+		}
+		if len(blind) > 0 {
+			unforced = append(unforced, fmt.Sprintf("cross view without the outside view: %s ran on %s without outsideView, so it has none of the rows kstep's own watches see that the %s runs (external) have beside ① and end to end; run the profile with outsideView: true on %s",
+				strings.Join(blind, ", "), other.set.Runs[0].Provider, ext.name, other.set.Runs[0].Provider))
+		}
+		warnings = append(warnings, fmt.Sprintf("cross view: the %s runs are on the external provider (only what kstep's own watches see), the %s runs on %s with the outside view; only the rows both have are compared, the others are left out",
+			ext.name, other.name, other.set.Runs[0].Provider))
+	}
 	// A difference shared by several runs is one sentence naming them all.
 	type diff struct {
-		what, val, refVal string
-		runs              []string
-		refusal           bool
+		what, val, refName, refVal string
+		runs                       []string
+		refusal                    bool
 	}
 	var diffs []*diff
-	note := func(refusal bool, what, val, refVal, run string) {
+	note := func(refusal bool, what, val, refName, refVal, run string) {
 		for _, d := range diffs {
-			if d.what == what && d.val == val && d.refVal == refVal {
+			if d.what == what && d.val == val && d.refName == refName && d.refVal == refVal {
 				d.runs = append(d.runs, run)
 				return
 			}
 		}
-		diffs = append(diffs, &diff{what, val, refVal, []string{run}, refusal})
+		diffs = append(diffs, &diff{what, val, refName, refVal, []string{run}, refusal})
 	}
 	for _, s := range sides {
 		versions := map[string][]string{}
@@ -302,17 +394,28 @@ func comparable(sides []side) (refused, warnings []string) {
 				continue
 			}
 			if r.Profile != ref.Profile {
-				note(true, "profile", fmt.Sprintf("%q", r.Profile), fmt.Sprintf("%q", ref.Profile), name)
+				note(true, "profile", fmt.Sprintf("%q", r.Profile), refName, fmt.Sprintf("%q", ref.Profile), name)
 			}
 			if r.EndpointsObject() != ref.EndpointsObject() {
 				// ⑧'s endpoints row times a different write.
-				note(true, "endpoints stamp", r.EndpointsObject(), ref.EndpointsObject(), name)
+				note(true, "endpoints stamp", r.EndpointsObject(), refName, ref.EndpointsObject(), name)
 			}
-			if r.Provider != ref.Provider {
-				note(true, "provider", fmt.Sprintf("%q", r.Provider), fmt.Sprintf("%q", ref.Provider), name)
+			vref := ref
+			if cross {
+				vref = viewRef[external(r)]
 			}
-			for _, f := range topologyDiff(ref.Cluster.Topology, r.Cluster.Topology) {
-				note(!f.args, "topology "+f.name, f.b, f.a, name)
+			vrefName := refName
+			if vref != ref {
+				vrefName = viewRefName[external(r)]
+			}
+			if r == vref {
+				continue
+			}
+			if r.Provider != vref.Provider {
+				note(true, "provider", fmt.Sprintf("%q", r.Provider), vrefName, fmt.Sprintf("%q", vref.Provider), name)
+			}
+			for _, f := range topologyDiff(vref.Cluster.Topology, r.Cluster.Topology) {
+				note(!f.args, "topology "+f.name, f.b, vrefName, f.a, name)
 			}
 		}
 		if len(order) > 1 {
@@ -328,7 +431,7 @@ func comparable(sides []side) (refused, warnings []string) {
 		}
 	}
 	for _, d := range diffs {
-		msg := fmt.Sprintf("%s %s in %s, where %s has %s", d.what, d.val, strings.Join(d.runs, ", "), refName, d.refVal)
+		msg := fmt.Sprintf("%s %s in %s, where %s has %s", d.what, d.val, strings.Join(d.runs, ", "), d.refName, d.refVal)
 		if d.refusal {
 			refused = append(refused, msg)
 		} else {
@@ -351,7 +454,60 @@ func comparable(sides []side) (refused, warnings []string) {
 		sort.Strings(l)
 		warnings = append(warnings, fmt.Sprintf("runs of different run.json schemas (%s): some steps were measured between different stamps", strings.Join(l, ", ")))
 	}
-	return refused, warnings
+	return refused, unforced, cross, warnings
+}
+
+// leftOut is the row st, measured on side in alone, with the reason the
+// other side has no such row: a stamp it could not see (not observable on
+// its cluster), one no actor of it stamps, one it does not record (no
+// outside view), or no sample on that population of nodes.
+func leftOut(st Step, in string, other side) LeftOut {
+	l := LeftOut{Key: st.Key(), Step: st.Step, Name: st.Name, Nodes: st.Nodes, In: in}
+	r := other.set.Runs[0]
+	ends := []string{st.From, st.To}
+	recorded := func(step string) bool {
+		for _, s := range r.Sources {
+			if s.Step == step {
+				return true
+			}
+		}
+		return false
+	}
+	for _, check := range []func(step string) string{
+		func(step string) string {
+			if slices.Contains(r.NotObservable, step) {
+				return fmt.Sprintf("%s is not observable on the %s runs' cluster: only a component of it could stamp it, and its components do not stamp kstep's tracer", step, other.name)
+			}
+			return ""
+		},
+		func(step string) string {
+			if slices.Contains(r.Unavailable, step) {
+				return fmt.Sprintf("no actor of the %s runs stamps %s", other.name, step)
+			}
+			return ""
+		},
+		func(step string) string {
+			if len(r.Sources) == 0 || recorded(step) {
+				return ""
+			}
+			if !r.OutsideView {
+				return fmt.Sprintf("the %s runs do not record %s (they ran without the outside view)", other.name, step)
+			}
+			return fmt.Sprintf("the %s runs do not record %s", other.name, step)
+		},
+	} {
+		for _, step := range ends {
+			if step == "" {
+				continue
+			}
+			if why := check(step); why != "" {
+				l.Why = why
+				return l
+			}
+		}
+	}
+	l.Why = fmt.Sprintf("the %s runs have no sample of it on %s nodes", other.name, l.Nodes)
+	return l
 }
 
 type topoField struct {

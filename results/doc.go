@@ -26,7 +26,9 @@
 // It holds the statistics (percentiles, verdicts against the documented
 // ranges, the exact and the large-sample Mann–Whitney U test, the
 // Hodges–Lehmann shift and its interval) and the comparison of two sets of
-// runs (CompareSets: per-run p50 and p99, between runs). It must not talk to
+// runs (CompareSets: per-run p50 and p99, between runs; across the cross
+// view, external runs against runs of the outside view, on the rows both
+// have, with the rows left out and why). It must not talk to
 // a cluster or know how a run was produced (that is package bench); Push, to
 // a Pushgateway, is its only network call.
 package results

@@ -67,6 +67,11 @@ type Run struct {
 	NotObservable []string `json:"not_observable,omitempty"`
 	// Sources says, step by step, where this run's stamps came from.
 	Sources []StepSource `json:"sources,omitempty"`
+	// OutsideView: the load generator's watches also stamped what is seen
+	// from outside the cluster (the profile's outsideView; always on with
+	// the external provider), so the run has the outside rows: what
+	// `kstep compare` sets beside an external run's rows.
+	OutsideView bool `json:"outside_view,omitempty"`
 	// Incomplete lists the pods missing a step that this run's actors stamp.
 	Incomplete []MissingSteps `json:"incomplete,omitempty"`
 	// Drops is each actor's count of lost trace events, where the actor

@@ -24,7 +24,7 @@ func newBenchCmd() *cobra.Command {
 	var repeat int
 	var pushgateway string
 	var extra provider.Topology // only its *Args fields: appended to the profile's
-	var hollowEvents bool
+	var hollowEvents, outsideView bool
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Bring a cluster up, run a load profile, and report per-step latency",
@@ -44,7 +44,9 @@ credentials may do all the run does and refuses with exit 2 naming what
 they may not, labels everything it creates kstep.dev/run=<run> and deletes
 it at the end (also on Ctrl-C; "kstep clean" after a run that was killed).
 The steps are then the ones kstep's own watches see, on its clock; the
-others are reported not observable on this cluster.
+others are reported not observable on this cluster. --outside-view (the
+profile's outsideView: true) adds those rows to a run on process or docker,
+beside the actors' own: what "kstep compare" sets beside an external run.
 
 --repeat N (or the profile's repeat:) runs the load N times, each on a fresh
 cluster, into <out>/run-01 ... run-NN with <out>/set.json: a set, what
@@ -74,6 +76,9 @@ profile and provider).`,
 			c.HollowArgs = append(c.HollowArgs, extra.HollowArgs...)
 			if cmd.Flags().Changed("hollow-events") {
 				c.HollowEvents = &hollowEvents
+			}
+			if cmd.Flags().Changed("outside-view") {
+				prof.OutsideView = outsideView
 			}
 			n := max(prof.Repeat, 1)
 			if cmd.Flags().Changed("repeat") {
@@ -169,6 +174,7 @@ profile and provider).`,
 	f.StringArrayVar(&extra.ControllerManagerArgs, "controller-manager-arg", nil, "extra flag for every controller-manager (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringArrayVar(&extra.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.BoolVar(&hollowEvents, "hollow-events", true, "the hollow kubelets write Events as real kubelets do; false measures the control plane without them (overrides the profile's cluster.hollowEvents; run.json records it)")
+	f.BoolVar(&outsideView, "outside-view", false, "the load generator's watches also stamp what is seen from outside the cluster, and the report gets the outside rows (overrides the profile's outsideView; always on with --provider external; run.json records it)")
 	f.StringArrayVar(&extra.NodeArgs, "node-arg", nil, "extra flag for every real node (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringArrayVar(&extra.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	return cmd

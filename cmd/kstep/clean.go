@@ -22,9 +22,10 @@ func newCleanCmd() *cobra.Command {
 		Long: `Delete from the cluster of --kubeconfig (its --context, default the current
 one) every Deployment, ReplicaSet, Service, pod and namespace that carries
 the label ` + provider.RunLabel + ` (with --run, only that run's: run.json's
-cluster.external.label, or its value), and nothing else: what a
-"kstep bench --provider external" run that was killed left behind. It
-waits until they are gone, or --timeout.
+cluster.external.label, or its value; load-<job name> for a kstep load),
+and nothing else: what a "kstep bench", "kstep chaos" or "kstep load"
+--provider external that was killed (or a load run with --keep) left
+behind. It waits until they are gone, or --timeout.
 
 Exit status: 0 nothing labelled is left; 2 a usage error; 3 it could not
 finish (the error says what is left).`,

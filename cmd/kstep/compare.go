@@ -43,6 +43,16 @@ them anyway, with warnings (and no verdicts when the runs are too few).
 Extra actor flags (the topology's apiserverArgs, schedulerArgs, ...) are
 how builds are varied: they are warnings, not refusals.
 
+One difference of provider is compared, the cross view: runs on --provider
+external (only what kstep's own watches see) against runs of the same
+profile on a provider that runs the cluster with the outside view (the
+profile's outsideView: true). Their topologies are not compared, only the
+rows both have are judged (①'s client row, the outside rows, end to end),
+and every row left out is listed with the reason (a stamp not observable
+on the external cluster, ...). A cross view whose other side ran without
+the outside view is refused, and so are two sides with no row in common;
+--force lifts neither.
+
 Exit codes:
   0  no step regressed
   1  a step regressed
@@ -101,7 +111,12 @@ func printComparison(w io.Writer, c *results.Comparison) error {
 		for _, r := range c.Refused {
 			fmt.Fprintln(w, "  -", r)
 		}
-		fmt.Fprintln(w, "(--force compares them anyway)")
+		if c.Unforced {
+			fmt.Fprintln(w, "(--force cannot compare these: they have nothing alike to compare)")
+		} else {
+			fmt.Fprintln(w, "(--force compares them anyway)")
+		}
+		printLeftOut(w, c)
 		return nil
 	}
 	if len(c.Deltas) > 0 {
@@ -122,14 +137,7 @@ func printComparison(w io.Writer, c *results.Comparison) error {
 			return err
 		}
 	}
-	for _, l := range []struct {
-		what string
-		keys []string
-	}{{"only in base", c.OnlyBase}, {"only in new", c.OnlyNew}} {
-		if len(l.keys) > 0 {
-			fmt.Fprintf(w, "steps %s (not compared): %s\n", l.what, strings.Join(l.keys, ", "))
-		}
-	}
+	printLeftOut(w, c)
 	for _, x := range c.Warnings {
 		fmt.Fprintln(w, "warning:", x)
 	}
@@ -142,6 +150,18 @@ func printComparison(w io.Writer, c *results.Comparison) error {
 		fmt.Fprintf(w, "no step regressed beyond %g %% at p < %g\n", c.Threshold, c.Alpha)
 	}
 	return nil
+}
+
+// printLeftOut lists the rows measured on one side only, each with why the
+// other side has none.
+func printLeftOut(w io.Writer, c *results.Comparison) {
+	if len(c.LeftOut) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "rows left out (measured on one side only, not compared):")
+	for _, l := range c.LeftOut {
+		fmt.Fprintf(w, "  - %s %s [%s], only in %s: %s\n", l.Step, l.Name, l.Nodes, l.In, l.Why)
+	}
 }
 
 func shift(e results.Effect) string {

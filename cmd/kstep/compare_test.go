@@ -161,3 +161,41 @@ func TestCompareUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// The cross view on the command line: an external run against a process
+// run of the same profile with the outside view compares their common
+// rows and lists the rest with the reason (forced: one run a side); the
+// process run without the outside view is refused, exit 2, --force or not.
+func TestCompareCrossView(t *testing.T) {
+	tmp := t.TempDir()
+	s := results.Summary{Count: 50, P50: 10, P90: 20, P99: 30, Max: 40}
+	client := results.Step{Step: "①", Name: "client → apiserver: sent → 201", Nodes: results.NodesAll, From: "client.rs.sent", To: "client.rs.acked", Summary: s}
+	seen := results.Step{Step: "①–③", Name: "outside: client sent → pod seen created", Nodes: results.NodesAll, From: "client.rs.sent", To: "client.pod.added", Summary: s}
+	sel := results.Step{Step: "⑤", Name: "node selection", Nodes: results.NodesAll, From: "pod.observed.scheduler", To: "pod.scheduled", Summary: s}
+	e2e := results.Step{Step: "e2e", Name: "client sent → pod Ready observed", Nodes: results.NodesAll, From: "client.rs.sent", To: "pod.ready.observed", Summary: s}
+	write := func(name string, r *results.Run) string {
+		r.Schema, r.ID, r.Profile, r.Valid, r.EndToEnd = results.Schema, name, "quick", true, e2e
+		dir := filepath.Join(tmp, name)
+		if err := results.WriteRun(dir, r); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	ext := write("ext", &results.Run{Provider: provider.External, OutsideView: true, Steps: []results.Step{client, seen},
+		NotObservable: []string{"pod.observed.scheduler", "pod.scheduled"}, Cluster: results.Cluster{External: &results.External{Nodes: 10}}})
+	top := provider.Topology{EtcdMembers: 1, APIServers: 1, ControllerManagers: 1, Schedulers: 1, HollowNodes: 50}
+	proc := write("proc", &results.Run{Provider: "process", OutsideView: true, Steps: []results.Step{client, sel, seen}, Cluster: results.Cluster{Topology: top}})
+	blind := write("blind", &results.Run{Provider: "process", Steps: []results.Step{client, sel}, Cluster: results.Cluster{Topology: top}})
+
+	out, err := runCompare("--force", ext, proc)
+	if exitCode(err) != exitOK || !strings.Contains(out, "outside: client sent → pod seen created") ||
+		!strings.Contains(out, "⑤ node selection [all], only in new: pod.observed.scheduler is not observable on the base runs' cluster") {
+		t.Errorf("external against process with the outside view: exit %d (%v)\n%s", exitCode(err), err, out)
+	}
+	for _, args := range [][]string{{ext, blind}, {"--force", ext, blind}} {
+		out, err := runCompare(args...)
+		if exitCode(err) != exitInvalid || !strings.Contains(out, "cross view without the outside view") || !strings.Contains(out, "--force cannot compare these") {
+			t.Errorf("compare %v: exit %d (%v), want %d refusing the cross view without the outside view\n%s", args, exitCode(err), err, exitInvalid, out)
+		}
+	}
+}

@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -27,7 +30,10 @@ import (
 // a component sees are marked not observable, the cluster is recorded,
 // and nothing the run created is left. Then kstep clean removes a
 // labelled leftover and nothing else, and credentials that may not create
-// a namespace are refused with exit 2, naming the permission.
+// a namespace are refused with exit 2, naming the permission. Then kstep
+// load runs against the same cluster (externalLoad), and the external run
+// is compared with a process run of the same profile with the outside
+// view (crossViewCompare).
 func TestBenchExternal(t *testing.T) {
 	bin := binary(t)
 	kc, _ := upCLI(t, "--etcd-members", "1", "--hollow-nodes", "10")
@@ -124,6 +130,11 @@ func TestBenchExternal(t *testing.T) {
 		t.Errorf("kstep clean touched a namespace without its label: %v", err)
 	}
 
+	extra := time.Now()
+	externalLoad(t, bin, kc, cs)
+	crossViewCompare(t, bin, kc)
+	t.Logf("kstep load --provider external and the cross-view compare in %s", time.Since(extra).Round(time.Second))
+
 	// Credentials that may not create a namespace: the admin's, acting as
 	// a user no role names.
 	raw, err := clientcmd.LoadFromFile(kc)
@@ -138,6 +149,178 @@ func TestBenchExternal(t *testing.T) {
 	code, output = runBench(t, 3*time.Minute, "--profile", "quick", "--provider", "external", "--kubeconfig", weak, "--out", filepath.Join(t.TempDir(), "weak"))
 	if code != 2 || !strings.Contains(output, "create namespaces") {
 		t.Errorf("credentials that may not create a namespace: exit %d, want 2 naming create namespaces:\n%s", code, output)
+	}
+	lctx, cancel := context.WithTimeout(ctx, time.Minute)
+	b, err = exec.CommandContext(lctx, bin, "load", "--provider", "external", "--kubeconfig", weak, "--count", "1").CombinedOutput()
+	cancel()
+	if code := exitCode(t, "load", err, b); code != 2 || !strings.Contains(string(b), "create namespaces") {
+		t.Errorf("kstep load with credentials that may not create a namespace: exit %d, want 2 naming create namespaces:\n%s", code, b)
+	}
+}
+
+// externalLoad runs kstep load --provider external against the cluster of
+// kc three ways: with --keep (its objects carry kstep.dev/run=load-<job>,
+// its trace has the outside stamps, and kstep clean --run removes them),
+// to its end (nothing labelled is left), and interrupted by SIGINT while
+// it creates (it removes what it created before it exits).
+func externalLoad(t *testing.T, bin, kc string, cs kubernetes.Interface) {
+	const job, sel = "e2e-load", "kstep.dev/run=load-e2e-load"
+	load := func(timeout time.Duration, args ...string) (int, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		b, err := exec.CommandContext(ctx, bin, append([]string{"load", "--provider", "external", "--kubeconfig", kc,
+			"--name", job, "--namespace", "e2e-load", "--qps", "20"}, args...)...).CombinedOutput()
+		return exitCode(t, "load", err, b), string(b)
+	}
+	traceFile := filepath.Join(t.TempDir(), "load.jsonl")
+	if code, out := load(2*time.Minute, "--count", "4", "--keep", "--trace-file", traceFile); code != 0 {
+		t.Fatalf("kstep load --keep: exit %d\n%s", code, out)
+	}
+	if got := labelled(t, cs, sel); got["namespaces"] != 1 || got["replicasets"] != 4 || got["pods"] != 4 {
+		t.Errorf("after kstep load --keep, %s is on %v; want 1 namespace, 4 replicasets, 4 pods", sel, got)
+	}
+	tf, err := os.ReadFile(traceFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for dec := json.NewDecoder(bytes.NewReader(tf)); ; {
+		var e trace.Event
+		if err := dec.Decode(&e); err != nil {
+			break
+		}
+		seen[e.Step]++
+	}
+	for _, step := range []string{loadgen.ClientRSSent, loadgen.ClientPodAdded, loadgen.ClientPodBound, loadgen.ClientPodRunning, trace.PodReadyObserved} {
+		if seen[step] != 4 {
+			t.Errorf("the load's trace has %d %s, want 4 (one per object or pod): %v", seen[step], step, seen)
+		}
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	b, err := exec.CommandContext(cctx, bin, "clean", "--kubeconfig", kc, "--run", "load-"+job).CombinedOutput()
+	cancel()
+	if err != nil || !strings.Contains(string(b), "4 ReplicaSet") {
+		t.Errorf("kstep clean --run load-%s: %v\n%s", job, err, b)
+	}
+	for what, n := range labelled(t, cs, sel) {
+		t.Errorf("%d %s carry %s after kstep clean", n, what, sel)
+	}
+
+	if code, out := load(2*time.Minute, "--count", "4"); code != 0 || !strings.Contains(out, "removed what carries "+sel) {
+		t.Errorf("kstep load to its end: exit %d, want 0 saying it removed what carries %s\n%s", code, sel, out)
+	}
+	for what, n := range labelled(t, cs, sel) {
+		t.Errorf("%d %s carry %s after kstep load ended", n, what, sel)
+	}
+
+	// Interrupted: 40 objects at 4/s take 10 s; SIGINT once a few exist.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var output strings.Builder
+	cmd := exec.CommandContext(ctx, bin, "load", "--provider", "external", "--kubeconfig", kc,
+		"--name", job, "--namespace", "e2e-load", "--count", "40", "--qps", "4")
+	cmd.Stdout, cmd.Stderr = &output, &output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); labelled(t, cs, sel)["replicasets"] < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no 3 labelled ReplicaSets within a minute\n%s", output.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if code := exitCode(t, "load", err, []byte(output.String())); code != 1 || !strings.Contains(output.String(), "removed what carries "+sel) {
+		t.Errorf("kstep load interrupted: exit %d, want 1 (the job did not finish) having removed what carries %s\n%s", code, sel, output.String())
+	}
+	for what, n := range labelled(t, cs, sel) {
+		t.Errorf("%d %s carry %s after kstep load was interrupted", n, what, sel)
+	}
+}
+
+// crossViewCompare runs a small profile (testdata/cross-view.yaml)
+// through --provider external against the cluster of kc and on the
+// process provider with --outside-view, on a cluster of the same shape,
+// and compares the two runs: the rows both have are compared, every row
+// only the process run has is left out as not observable on the external
+// cluster. One run a side cannot reach a verdict: --force compares them
+// without one, and a cross view whose process side lacks the outside view
+// is refused even so.
+func crossViewCompare(t *testing.T, bin, kc string) {
+	prof := filepath.Join("testdata", "cross-view.yaml")
+	ext, proc := filepath.Join(t.TempDir(), "external"), filepath.Join(t.TempDir(), "process")
+	start := time.Now()
+	code, output := runBench(t, 5*time.Minute, "--profile", prof, "--provider", "external", "--kubeconfig", kc, "--out", ext)
+	t.Logf("cross-view through external in %s", time.Since(start).Round(time.Second))
+	if code != 0 {
+		t.Fatalf("kstep bench --provider external: exit %d\n%s", code, output)
+	}
+	start = time.Now()
+	code, output = runBench(t, 5*time.Minute, "--profile", prof, "--provider", "process", "--outside-view", "--out", proc)
+	t.Logf("cross-view on process with the outside view in %s", time.Since(start).Round(time.Second))
+	if code != 0 {
+		t.Fatalf("kstep bench --provider process --outside-view: exit %d\n%s", code, output)
+	}
+	pr, err := results.ReadRun(proc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pr.OutsideView {
+		t.Errorf("run.json of the process run has outside_view false")
+	}
+	compare := func(args ...string) (int, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		b, err := exec.CommandContext(ctx, bin, append([]string{"compare"}, args...)...).CombinedOutput()
+		return exitCode(t, "compare", err, b), string(b)
+	}
+	code, text := compare("--force", ext, proc)
+	t.Logf("kstep compare --force external process:\n%s", text)
+	if code != 0 || !strings.Contains(text, "cross view") || !strings.Contains(text, "rows left out") {
+		t.Errorf("compare of the external and the process run: exit %d, want 0 with the cross view and the rows left out", code)
+	}
+	code, js := compare("--force", "--json", ext, proc)
+	var c results.Comparison
+	if err := json.Unmarshal([]byte(js), &c); code != 0 || err != nil {
+		t.Fatalf("compare --json: exit %d, %v\n%s", code, err, js)
+	}
+	er, err := results.ReadRun(ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{er.EndToEnd.Key(): true}
+	for _, s := range er.Steps {
+		want[s.Key()] = true
+	}
+	for _, d := range c.Deltas {
+		if !want[d.Key] {
+			t.Errorf("compared %s, which the external run does not have", d.Key)
+		}
+		delete(want, d.Key)
+	}
+	for k := range want {
+		t.Errorf("the external run's row %s is not compared", k)
+	}
+	if !c.CrossView || len(c.LeftOut) == 0 {
+		t.Errorf("cross view %v, %d rows left out; want a cross view leaving out the process run's own rows", c.CrossView, len(c.LeftOut))
+	}
+	for _, l := range c.LeftOut {
+		if l.In != "new" || !strings.Contains(l.Why, "not observable on the base runs' cluster") {
+			t.Errorf("left out %s %s [%s] (in %s): %s; want only process rows, not observable on the external cluster", l.Step, l.Name, l.Nodes, l.In, l.Why)
+		}
+	}
+
+	// The same process run without its outside view: refused, forced or not.
+	pr.OutsideView = false
+	blind := filepath.Join(t.TempDir(), "blind")
+	if err := results.WriteRun(blind, pr); err != nil {
+		t.Fatal(err)
+	}
+	if code, text := compare("--force", ext, blind); code != 2 || !strings.Contains(text, "cross view without the outside view") {
+		t.Errorf("compare with a process run without the outside view: exit %d, want 2 refusing it\n%s", code, text)
 	}
 }
 
