@@ -91,6 +91,12 @@ func Needs(job *loadgen.Job) []Access {
 		{Verb: "list", Resource: "namespaces"},
 		{Verb: "delete", Resource: "namespaces"},
 	}
+	// The cleanup (external.Clean, kstep clean) finds what carries the
+	// run's label in every namespace.
+	for _, r := range []Access{{Group: "apps", Resource: "deployments"}, {Group: "apps", Resource: "replicasets"}, {Resource: "services"}, {Resource: "pods"}} {
+		r.Verb = "list"
+		out = append(out, r)
+	}
 	kind := "replicasets"
 	if job.Object.Kind == loadgen.KindDeployment {
 		kind = "deployments"

@@ -168,14 +168,16 @@ func TestNeeds(t *testing.T) {
 		got[a.String()] = true
 	}
 	for _, w := range []string{"create namespaces", "delete namespaces", "list nodes", "create deployments.apps in namespace n1",
-		"patch deployments.apps in namespace n0", "watch pods in namespace n1", "create services in namespace n0", "watch endpoints in namespace n1"} {
+		"patch deployments.apps in namespace n0", "watch pods in namespace n1", "create services in namespace n0", "watch endpoints in namespace n1",
+		// The cleanup's lists, in every namespace.
+		"list deployments.apps", "list replicasets.apps", "list services", "list pods"} {
 		if !got[w] {
 			t.Errorf("needs lacks %q: %v", w, got)
 		}
 	}
 	job = loadgen.Job{Namespaces: []string{"n0"}, Object: loadgen.ObjectTemplate{Kind: loadgen.KindReplicaSet}}
 	for _, a := range Needs(&job) {
-		if a.Resource == "deployments" || a.Resource == "services" || a.Verb == "patch" {
+		if a.Namespace != "" && (a.Resource == "deployments" || a.Resource == "services") || a.Verb == "patch" {
 			t.Errorf("a ReplicaSet job without Services or scaling needs %s", a)
 		}
 	}
