@@ -102,7 +102,7 @@ const (
 )
 
 var knownTargets = []Target{TargetEtcdLeader, TargetEtcdFollower, TargetEtcdQuorum, TargetEtcdMembers, TargetAPIServer, TargetAPIServers,
-	TargetControllerManager, TargetScheduler, TargetKubelet, TargetContainerd, TargetNode, TargetClient}
+	TargetControllerManager, TargetScheduler, TargetKubelet, TargetContainerd, TargetNode, TargetClient, TargetLoad}
 
 // Detection is the signal that the system noticed a fault.
 type Detection string
@@ -195,6 +195,8 @@ type Fault struct {
 	Duration Duration `json:"duration"`
 	// Link is the link fault of ActionLink.
 	Link *LinkFault `json:"link,omitempty"`
+	// Workload is what a kill-pods or scale fault does to the load.
+	Workload *WorkloadFault `json:"workload,omitempty"`
 	// Expect says what detection and recovery to measure; defaults follow
 	// the target and action.
 	Expect Expect `json:"expect"`
@@ -291,6 +293,10 @@ func defaultExpect(t Target, a Action) (Detection, Recovery) {
 		return DetectPodEvicted, RecoverRescheduled
 	case ActionDeleteNode:
 		return DetectNodeGone, RecoverNodeReturned
+	case ActionKillPods:
+		return DetectPodReplaced, RecoverLoadReady
+	case ActionScale:
+		return DetectPodsChanged, RecoverScaled
 	}
 	if a == ActionLink {
 		if t == TargetAPIServer || t == TargetAPIServers {
@@ -411,12 +417,18 @@ func (s *Scenario) Validate() error {
 		names[f.Name] = true
 		switch f.Action {
 		case ActionKill, ActionStop, ActionPause, ActionRestart, ActionPartition, ActionIsolate, ActionLink, ActionFill:
-		case ActionDrain, ActionDeleteNode, ActionDeletePod:
+		case ActionDrain, ActionDeleteNode, ActionDeletePod, ActionKillPods, ActionScale:
 			if err := f.validateAPI(); err != nil {
 				bad("%s: %v", where, err)
 			}
 		default:
-			bad("%s: action %q, want kill, stop, pause, restart, partition, isolate, link, fill, drain, delete-node or delete-pod", where, f.Action)
+			bad("%s: action %q, want kill, stop, pause, restart, partition, isolate, link, fill, drain, delete-node, delete-pod, kill-pods or scale", where, f.Action)
+		}
+		if f.Target == TargetLoad && !workloadAction(f.Action) {
+			bad("%s: target %s is for %s and %s only", where, TargetLoad, ActionKillPods, ActionScale)
+		}
+		if err := f.validateWorkload(s.Load); err != nil {
+			bad("%s: %v", where, err)
 		}
 		if f.Action == ActionFill {
 			if f.Target != TargetEtcdMembers {
@@ -464,12 +476,14 @@ func (s *Scenario) Validate() error {
 			bad("%s: restart has no duration (use stop or kill with a duration)", where)
 		}
 		switch f.Expect.Detection {
-		case DetectNone, DetectEtcdLeader, DetectLeaseHolder, DetectNodeNotReady, DetectWriteRejected, DetectPodEvicted, DetectNodeGone:
+		case DetectNone, DetectEtcdLeader, DetectLeaseHolder, DetectNodeNotReady, DetectWriteRejected, DetectPodEvicted, DetectNodeGone,
+			DetectPodReplaced, DetectPodsChanged:
 		default:
 			bad("%s: expect.detection %q unknown", where, f.Expect.Detection)
 		}
 		switch f.Expect.Recovery {
-		case RecoverNone, RecoverWrite, RecoverLeaderPod, RecoverLeaderBind, RecoverActorReady, RecoverNodesReady, RecoverRescheduled, RecoverNodeReturned:
+		case RecoverNone, RecoverWrite, RecoverLeaderPod, RecoverLeaderBind, RecoverActorReady, RecoverNodesReady, RecoverRescheduled, RecoverNodeReturned,
+			RecoverLoadReady, RecoverScaled:
 		default:
 			bad("%s: expect.recovery %q unknown", where, f.Expect.Recovery)
 		}
