@@ -19,6 +19,8 @@ type FaultResult struct {
 	// ReplicaSets are the load's ReplicaSets a workload fault acted on:
 	// those kill-pods took a pod from, those scale scaled.
 	ReplicaSets []string `json:"replicasets,omitempty"`
+	// DeletedPods are the pods a kill-pods fault deleted (namespace/name).
+	DeletedPods []string `json:"deleted_pods,omitempty"`
 	// Error is why the fault could not be injected or undone.
 	Error string `json:"error,omitempty"`
 	// Detail is what an API-level fault did (a drain's evictions, the
@@ -189,7 +191,7 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 	case RecoverNodeReturned:
 		recovered, f.Recovery.Note = nodeReturned(h, set(f.Nodes), inj, end)
 	case RecoverLoadReady:
-		recovered, f.Recovery.Note = loadReady(h, set(f.ReplicaSets), f.UndoneAt, end)
+		recovered, f.Recovery.Note = loadReady(h, set(f.ReplicaSets), set(f.DeletedPods), f.UndoneAt, end)
 	case RecoverScaled:
 		recovered, f.Recovery.Note = scaledReady(h, set(f.ReplicaSets), inj, f.UndoneAt, end)
 	}

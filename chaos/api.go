@@ -78,8 +78,9 @@ const (
 	// scaled seen created or leaving (terminating, deleted).
 	DetectPodsChanged Detection = "pods-changed"
 	// RecoverLoadReady: from the fault's last deletion (its UndoneAt), the
-	// first moment every ReplicaSet it took a pod from has exactly its
-	// replicas active, all Ready.
+	// first moment every pod it deleted has been seen leaving and every
+	// ReplicaSet it took a pod from has exactly its replicas active, all
+	// Ready.
 	RecoverLoadReady Recovery = "load-ready"
 	// RecoverScaled: the first moment, before the scale back, every
 	// ReplicaSet scaled has exactly its new replicas active, all Ready —
@@ -571,7 +572,7 @@ type workloadRun struct {
 	done chan struct{}
 
 	mu      sync.Mutex
-	deleted int
+	deleted []string  // kill-pods' deletions, namespace/name
 	last    time.Time // kill-pods' last deletion
 	skipped int       // ticks with no Ready pod of the load to delete
 	errs    []error
@@ -694,7 +695,7 @@ func killPods(ctx context.Context, cs kubernetes.Interface, job loadgen.Job, f F
 				deleted[uid] = true
 				w.hit(p.Namespace + "/" + metav1.GetControllerOf(&p).Name)
 				w.mu.Lock()
-				w.deleted++
+				w.deleted = append(w.deleted, p.Namespace+"/"+p.Name)
 				w.last = time.Now()
 				w.mu.Unlock()
 			case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
@@ -879,13 +880,14 @@ func (r *run) undoWorkload(ctx context.Context, f Fault, fr *FaultResult, w *wor
 		w.mu.Lock()
 		deleted, skipped, last, errs := w.deleted, w.skipped, w.last, errors.Join(w.errs...)
 		w.mu.Unlock()
+		fr.DeletedPods = deleted
 		if !last.IsZero() {
 			// The fault ended with its last deletion: recovery counts
 			// from there.
 			fr.UndoneAt = last
 		}
 		fr.ReplicaSets = w.replicaSets()
-		fr.Detail = fmt.Sprintf("deleted %d pods of %d ReplicaSets of load %s at %g/s", deleted, len(fr.ReplicaSets), r.sc.Load.Name, f.Workload.Rate)
+		fr.Detail = fmt.Sprintf("deleted %d pods of %d ReplicaSets of load %s at %g/s", len(deleted), len(fr.ReplicaSets), r.sc.Load.Name, f.Workload.Rate)
 		if skipped > 0 {
 			fr.Detail += fmt.Sprintf("; %d times no Ready pod to delete", skipped)
 		}
@@ -936,8 +938,10 @@ func podsChanged(pods []PodEvent, rss map[string]bool, leaving bool, from, end t
 // ReplicaSet of rss has exactly its replicas (as last seen) active, all
 // of them Ready: from itself if they do then. With rescaled, a
 // ReplicaSet counts only once a change of its replicas is seen at or
-// after from.
-func replicaSetsReady(h *History, rss map[string]bool, from, end time.Time, rescaled bool) time.Time {
+// after from; every pod of gone (namespace/name) must have been seen
+// leaving (terminating or deleted): a deletion the watch has not
+// delivered yet leaves its ReplicaSet looking whole.
+func replicaSetsReady(h *History, rss map[string]bool, from, end time.Time, rescaled bool, gone map[string]bool) time.Time {
 	if from.IsZero() || len(rss) == 0 {
 		return time.Time{}
 	}
@@ -949,6 +953,8 @@ func replicaSetsReady(h *History, rss map[string]bool, from, end time.Time, resc
 	active, ready := map[string]int32{}, map[string]int32{}
 	replicas := map[string]int32{}
 	changed := map[string]bool{}
+	left := 0 // pods of gone seen leaving
+	seenLeaving := map[string]bool{}
 	count := func(p pod, d int32) {
 		if p.active {
 			active[p.owner] += d
@@ -958,6 +964,9 @@ func replicaSetsReady(h *History, rss map[string]bool, from, end time.Time, resc
 		}
 	}
 	whole := func() bool {
+		if left < len(gone) {
+			return false
+		}
 		for rs := range rss {
 			want, known := replicas[rs]
 			if !known || (rescaled && !changed[rs]) || active[rs] != want || ready[rs] != want {
@@ -1000,6 +1009,10 @@ func replicaSetsReady(h *History, rss map[string]bool, from, end time.Time, resc
 		} else {
 			e := h.Pods[pi]
 			pi++
+			if gone[e.Key] && !seenLeaving[e.Key] && (e.Deleted || !e.Active) {
+				seenLeaving[e.Key] = true
+				left++
+			}
 			if !rss[e.Owner] {
 				continue
 			}
@@ -1025,13 +1038,13 @@ func replicaSetsReady(h *History, rss map[string]bool, from, end time.Time, resc
 }
 
 // loadReady is kill-pods' recovery: from the fault's last deletion
-// (undone), the first moment every ReplicaSet it took a pod from is whole
-// again.
-func loadReady(h *History, rss map[string]bool, undone, end time.Time) (time.Time, string) {
+// (undone), the first moment every pod it deleted has been seen leaving
+// and every ReplicaSet it took a pod from is whole again.
+func loadReady(h *History, rss, deleted map[string]bool, undone, end time.Time) (time.Time, string) {
 	if len(rss) == 0 {
 		return time.Time{}, "no pod of the load deleted"
 	}
-	t := replicaSetsReady(h, rss, undone, end, false)
+	t := replicaSetsReady(h, rss, undone, end, false, deleted)
 	if t.IsZero() {
 		return t, fmt.Sprintf("the %d ReplicaSets hit not seen whole again after the last deletion", len(rss))
 	}
@@ -1049,7 +1062,7 @@ func scaledReady(h *History, rss map[string]bool, inj, undone, end time.Time) (t
 	if until.IsZero() {
 		until = end
 	}
-	t := replicaSetsReady(h, rss, inj, until, true)
+	t := replicaSetsReady(h, rss, inj, until, true, nil)
 	if t.IsZero() {
 		return t, fmt.Sprintf("the %d ReplicaSets scaled not seen Ready at their new replicas before the scale back", len(rss))
 	}
@@ -1057,7 +1070,7 @@ func scaledReady(h *History, rss map[string]bool, inj, undone, end time.Time) (t
 	if undone.IsZero() {
 		return time.Time{}, note + "; not scaled back"
 	}
-	back := replicaSetsReady(h, rss, undone, end, true)
+	back := replicaSetsReady(h, rss, undone, end, true, nil)
 	if back.IsZero() {
 		return time.Time{}, note + "; not seen Ready at their old replicas after the scale back"
 	}

@@ -158,8 +158,8 @@ func TestKillPods(t *testing.T) {
 	if took := time.Since(start); took < 150*time.Millisecond || took > 2*time.Second {
 		t.Errorf("4 deletions at 20/s took %v, want about 150 ms", took)
 	}
-	if got := strings.Join(deleted, ","); got != "rs0-0,rs1-0,rs2-0,rs0-1" || w.deleted != 4 {
-		t.Errorf("deleted %s (%d), want rs0-0,rs1-0,rs2-0,rs0-1", got, w.deleted)
+	if got := strings.Join(deleted, ","); got != "rs0-0,rs1-0,rs2-0,rs0-1" || strings.Join(w.deleted, ",") != "ns/rs0-0,ns/rs1-0,ns/rs2-0,ns/rs0-1" {
+		t.Errorf("deleted %s (%v), want rs0-0,rs1-0,rs2-0,rs0-1", got, w.deleted)
 	}
 	if got := strings.Join(w.replicaSets(), ","); got != "ns/rs0,ns/rs1,ns/rs2" {
 		t.Errorf("ReplicaSets hit %s", got)
@@ -168,7 +168,7 @@ func TestKillPods(t *testing.T) {
 	r := &run{sc: &Scenario{Load: job}, cs: cs, logf: t.Logf}
 	fr := &FaultResult{UndoneAt: time.Now().Add(time.Second)}
 	if err := r.undoWorkload(context.Background(), Fault{Action: ActionKillPods, Workload: f.Workload}, fr, w); err != nil ||
-		!fr.UndoneAt.Equal(w.last) || strings.Join(fr.ReplicaSets, ",") != "ns/rs0,ns/rs1,ns/rs2" || !strings.Contains(fr.Detail, "deleted 4 pods of 3 ReplicaSets") {
+		!fr.UndoneAt.Equal(w.last) || strings.Join(fr.ReplicaSets, ",") != "ns/rs0,ns/rs1,ns/rs2" || len(fr.DeletedPods) != 4 || !strings.Contains(fr.Detail, "deleted 4 pods of 3 ReplicaSets") {
 		t.Errorf("undo: %v, undone at %v (last deletion %v), %v, %q", err, fr.UndoneAt, w.last, fr.ReplicaSets, fr.Detail)
 	}
 	// Cancelled (the undo): it stops at once.
@@ -176,8 +176,8 @@ func TestKillPods(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	killPods(ctx, cs, job, Fault{Duration: Duration{Duration: time.Hour}, Workload: &WorkloadFault{Rate: 1}}, w)
-	if w.deleted > 1 {
-		t.Errorf("cancelled: %d deleted, want at most the first", w.deleted)
+	if len(w.deleted) > 1 {
+		t.Errorf("cancelled: %v deleted, want at most the first", w.deleted)
 	}
 }
 
@@ -269,16 +269,28 @@ func TestWorkloadMeasures(t *testing.T) {
 	if d, note := podsChanged(kill.Pods, rss, true, at(10), at(60)); d == nil || *d != 100 || !strings.Contains(note, "a/p1 leaving") {
 		t.Errorf("pods-changed = %v %s, want 100 ms for a/p1 leaving", d, note)
 	}
-	if got, note := loadReady(kill, rss, at(18), at(60)); !got.Equal(at(19)) || !strings.Contains(note, "whole 1s after the last deletion") {
+	deleted := map[string]bool{"a/p1": true, "a/p2": true}
+	if got, note := loadReady(kill, rss, deleted, at(18), at(60)); !got.Equal(at(19)) || !strings.Contains(note, "whole 1s after the last deletion") {
 		t.Errorf("load-ready = %v (%s), want +19 s", got.Sub(t0), note)
 	}
 	// Already whole when the deletions stop: at once.
-	if got, _ := loadReady(kill, rss, at(20), at(60)); !got.Equal(at(20)) {
+	if got, _ := loadReady(kill, rss, deleted, at(20), at(60)); !got.Equal(at(20)) {
 		t.Errorf("load-ready already whole = %v, want +20 s", got.Sub(t0))
 	}
 	// Never whole again in the window.
-	if got, _ := loadReady(kill, rss, at(18), at(18.5)); !got.IsZero() {
+	if got, _ := loadReady(kill, rss, deleted, at(18), at(18.5)); !got.IsZero() {
 		t.Errorf("load-ready never whole = %v, want none", got.Sub(t0))
+	}
+	// The last deletion (p2 at 14.9 s) not delivered yet at its moment:
+	// the ReplicaSet looks whole then, but is not until p2 is seen
+	// leaving and its replacement Ready.
+	if got, note := loadReady(kill, rss, deleted, at(14.9), at(60)); !got.Equal(at(19)) {
+		t.Errorf("load-ready from a deletion the watch has not delivered = %v (%s), want +19 s", got.Sub(t0), note)
+	}
+	// Without that rule it would be at once: the check is what the rule
+	// adds.
+	if got := replicaSetsReady(kill, rss, at(14.9), at(60), false, nil); !got.Equal(at(14.9)) {
+		t.Errorf("replicaSetsReady without the deleted pods = %v, want +14.9 s", got.Sub(t0))
 	}
 
 	// scale ×2 at 20 s, back at 30 s.
