@@ -16,6 +16,11 @@ type FaultResult struct {
 	Actors []string `json:"actors"`
 	// Nodes are the nodes the fault took down (kubelet, node targets).
 	Nodes []string `json:"nodes,omitempty"`
+	// ReplicaSets are the load's ReplicaSets a workload fault acted on:
+	// those kill-pods took a pod from, those scale scaled.
+	ReplicaSets []string `json:"replicasets,omitempty"`
+	// DeletedPods are the pods a kill-pods fault deleted (namespace/name).
+	DeletedPods []string `json:"deleted_pods,omitempty"`
 	// Error is why the fault could not be injected or undone.
 	Error string `json:"error,omitempty"`
 	// Detail is what an API-level fault did (a drain's evictions, the
@@ -132,6 +137,8 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 		f.Detection.MS, f.Detection.Note = podEvicted(h.Pods, set(f.Nodes), inj, end)
 	case DetectNodeGone:
 		f.Detection.MS, f.Detection.Note = nodeGone(h.Nodes, set(f.Nodes), inj, end)
+	case DetectPodReplaced, DetectPodsChanged:
+		f.Detection.MS, f.Detection.Note = podsChanged(h.Pods, set(f.ReplicaSets), e.Detection == DetectPodsChanged, inj, end)
 	case DetectWriteRejected:
 		for _, w := range h.Writes {
 			if in(w.Sent) && w.Acked.IsZero() {
@@ -183,6 +190,10 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 		recovered = rescheduled(h, set(f.Nodes), inj, end)
 	case RecoverNodeReturned:
 		recovered, f.Recovery.Note = nodeReturned(h, set(f.Nodes), inj, end)
+	case RecoverLoadReady:
+		recovered, f.Recovery.Note = loadReady(h, set(f.ReplicaSets), set(f.DeletedPods), f.UndoneAt, end)
+	case RecoverScaled:
+		recovered, f.Recovery.Note = scaledReady(h, set(f.ReplicaSets), inj, f.UndoneAt, end)
 	}
 	if !recovered.IsZero() {
 		f.Recovery.MS = ms(recovered.Sub(inj))

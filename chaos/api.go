@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kstep-dev/kstep/loadgen"
 )
 
 // The API-level actions: faults made of API requests only, so they run on
@@ -38,7 +42,22 @@ const (
 	// Where none runs as a pod (kstep's own clusters run them as
 	// processes) the fault is refused with the reason.
 	ActionDeletePod Action = "delete-pod"
+	// ActionKillPods deletes pods of the load's ReplicaSets (target load)
+	// at Workload.Rate pods a second for the fault's Duration: Ready pods,
+	// one of each ReplicaSet before a second of any, oldest first. Their
+	// ReplicaSets replace them; nothing is undone.
+	ActionKillPods Action = "kill-pods"
+	// ActionScale scales the load's objects (target load: its
+	// ReplicaSets, or its Deployments) through their scale subresource to
+	// Workload.Factor times their replicas or to Workload.Replicas for the
+	// fault's Duration; the undo scales each back to what it had.
+	ActionScale Action = "scale"
 )
+
+// TargetLoad is the chaos load job's own objects: the ReplicaSets (or
+// Deployments) it created, found by its label (loadgen.JobLabel) in its
+// namespaces. Only the workload actions take it.
+const TargetLoad Target = "load"
 
 // The API-level detections and recovery.
 const (
@@ -51,11 +70,35 @@ const (
 	// and every ReplicaSet that had a pod on it has its replicas Ready
 	// (rescheduled elsewhere, or running again on the node that returned).
 	RecoverNodeReturned Recovery = "node-returned"
+
+	// DetectPodReplaced: the first new pod of a ReplicaSet a kill-pods
+	// fault took a pod from (its controller's replacement).
+	DetectPodReplaced Detection = "pod-replaced"
+	// DetectPodsChanged: the first pod of a ReplicaSet a scale fault
+	// scaled seen created or leaving (terminating, deleted).
+	DetectPodsChanged Detection = "pods-changed"
+	// RecoverLoadReady: from the fault's last deletion (its UndoneAt), the
+	// first moment every pod it deleted has been seen leaving and every
+	// ReplicaSet it took a pod from has exactly its replicas active, all
+	// Ready.
+	RecoverLoadReady Recovery = "load-ready"
+	// RecoverScaled: the first moment, before the scale back, every
+	// ReplicaSet scaled has exactly its new replicas active, all Ready —
+	// and, counted only if the same holds again at the old replicas after
+	// the scale back (the note says when).
+	RecoverScaled Recovery = "scaled-ready"
 )
 
 // apiAction reports whether a is made of API requests only.
 func apiAction(a Action) bool {
-	return a == ActionDrain || a == ActionDeleteNode || a == ActionDeletePod
+	return a == ActionDrain || a == ActionDeleteNode || a == ActionDeletePod || workloadAction(a)
+}
+
+// workloadAction reports whether a acts on the load's own objects only
+// (kill-pods, scale): kstep created them, so on external they need no
+// --allow-disruption.
+func workloadAction(a Action) bool {
+	return a == ActionKillPods || a == ActionScale
 }
 
 // ErrNeedsProvider is the refusal of a fault an external cluster cannot
@@ -69,15 +112,18 @@ var ErrNeedsDisruption = errors.New("disrupts what kstep did not create")
 // CheckExternal says why sc cannot run on an external cluster (every
 // fault at once), before anything starts: faults that need a provider
 // (SIGKILL, pause, partition, links, fill) reach processes and networks
-// kstep does not run; disruptive API faults need allowDisruption.
+// kstep does not run; disruptive API faults need allowDisruption. The
+// workload faults (kill-pods, scale) touch only the load kstep created and
+// need nothing.
 func CheckExternal(sc *Scenario, allowDisruption bool) error {
 	var errs []error
 	for _, f := range sc.Faults {
 		switch {
 		case !apiAction(f.Action):
 			errs = append(errs, fmt.Errorf("fault %s (%s %s) %w: on --provider external kstep reaches the cluster through its API only "+
-				"(API-level actions: %s, %s, %s; run it with --provider process or docker)", f.Name, f.Action, f.Target, ErrNeedsProvider,
-				ActionDrain, ActionDeleteNode, ActionDeletePod))
+				"(API-level actions: %s, %s, %s, %s, %s; run it with --provider process or docker)", f.Name, f.Action, f.Target, ErrNeedsProvider,
+				ActionDrain, ActionDeleteNode, ActionDeletePod, ActionKillPods, ActionScale))
+		case workloadAction(f.Action):
 		case !allowDisruption:
 			errs = append(errs, fmt.Errorf("fault %s (%s %s) %w (a node, its pods or a component of the cluster): give --allow-disruption to run it",
 				f.Name, f.Action, f.Target, ErrNeedsDisruption))
@@ -96,6 +142,10 @@ func (f Fault) validateAPI() error {
 	case ActionDeletePod:
 		if f.Target != TargetControllerManager && f.Target != TargetScheduler {
 			return fmt.Errorf("%s deletes a Lease holder's pod: its target is %s or %s", f.Action, TargetControllerManager, TargetScheduler)
+		}
+	case ActionKillPods, ActionScale:
+		if f.Target != TargetLoad {
+			return fmt.Errorf("%s acts on the load's objects: its target is %s", f.Action, TargetLoad)
 		}
 	}
 	return nil
@@ -280,6 +330,9 @@ func evict(ctx context.Context, cs kubernetes.Interface, pods []types.Namespaced
 
 // injectAPI applies an API-level fault to what rs resolved.
 func (r *run) injectAPI(ctx context.Context, f Fault, fr *FaultResult, rs resolved) error {
+	if rs.workload != nil {
+		return r.injectWorkload(ctx, f, fr, rs.workload)
+	}
 	switch f.Action {
 	case ActionDrain:
 		node := rs.nodes[0]
@@ -316,8 +369,12 @@ func (r *run) injectAPI(ctx context.Context, f Fault, fr *FaultResult, rs resolv
 }
 
 // undoAPI undoes an API-level fault: a drained node is uncordoned; a
-// deleted Node or pod is the cluster's to bring back.
-func (r *run) undoAPI(ctx context.Context, f Fault, rs resolved) error {
+// deleted Node or pod is the cluster's to bring back; kill-pods stops, a
+// scaled load is scaled back.
+func (r *run) undoAPI(ctx context.Context, f Fault, fr *FaultResult, rs resolved) error {
+	if rs.workload != nil {
+		return r.undoWorkload(ctx, f, fr, rs.workload)
+	}
 	if f.Action == ActionDrain && len(rs.nodes) > 0 {
 		return cordon(context.WithoutCancel(ctx), r.cs, rs.nodes[0], false)
 	}
@@ -405,4 +462,597 @@ func externalNodes(ctx context.Context, cs kubernetes.Interface) (int, error) {
 		return 0, errors.New("the cluster has no nodes")
 	}
 	return len(l.Items), nil
+}
+
+// WorkloadFault is what a workload fault does to the load's objects.
+type WorkloadFault struct {
+	// Rate is how many of the load's pods a kill-pods fault deletes a
+	// second (above 0, at most maxKillRate), for the fault's Duration.
+	Rate float64 `json:"rate,omitempty"`
+	// Factor is what a scale fault multiplies each object's replicas by
+	// (rounded to the nearest); Replicas sets them instead. One of the two.
+	Factor   float64 `json:"factor,omitempty"`
+	Replicas *int32  `json:"replicas,omitempty"`
+}
+
+// Bounds of the workload faults: they load the cluster under test, and a
+// typo must not turn into thousands of pods.
+const (
+	maxKillRate       = 20
+	maxKills          = 1000
+	maxScaleFactor    = 10
+	maxScaledReplicas = 100
+)
+
+// scaled is the replicas a scale fault gives an object that has n.
+func (w WorkloadFault) scaled(n int32) int32 {
+	if w.Replicas != nil {
+		return *w.Replicas
+	}
+	return int32(math.Round(float64(n) * w.Factor))
+}
+
+// kills is how many pods a kill-pods fault deletes: one at once, then one
+// every 1/Rate until Duration.
+func (w WorkloadFault) kills(d time.Duration) int {
+	return max(1, int(math.Ceil(w.Rate*d.Seconds()-1e-9)))
+}
+
+// validateWorkload checks a fault's workload block against the load whose
+// objects it acts on.
+func (f Fault) validateWorkload(job loadgen.Job) error {
+	w := f.Workload
+	switch {
+	case !workloadAction(f.Action) && w != nil:
+		return fmt.Errorf("workload: set for action %s (only %s and %s have one)", f.Action, ActionKillPods, ActionScale)
+	case !workloadAction(f.Action):
+		return nil
+	case w == nil && f.Action == ActionKillPods:
+		return fmt.Errorf("%s needs workload: {rate: PODS_PER_SECOND}", f.Action)
+	case w == nil:
+		return fmt.Errorf("%s needs workload: {factor: F} or {replicas: N}", f.Action)
+	case f.Duration.Duration <= 0:
+		return fmt.Errorf("%s needs a duration", f.Action)
+	}
+	if f.Action == ActionKillPods {
+		if w.Factor != 0 || w.Replicas != nil {
+			return fmt.Errorf("workload: factor and replicas are for %s; %s takes rate", ActionScale, ActionKillPods)
+		}
+		if w.Rate <= 0 || w.Rate > maxKillRate {
+			return fmt.Errorf("workload.rate: %g pods/s, want above 0 and at most %d", w.Rate, maxKillRate)
+		}
+		if n := w.kills(f.Duration.Duration); n > maxKills {
+			return fmt.Errorf("workload: %g pods/s for %v deletes %d pods, at most %d", w.Rate, f.Duration.Duration, n, maxKills)
+		}
+		return nil
+	}
+	if w.Rate != 0 {
+		return fmt.Errorf("workload: rate is for %s; %s takes factor or replicas", ActionKillPods, ActionScale)
+	}
+	switch {
+	case (w.Factor != 0) == (w.Replicas != nil):
+		return errors.New("workload: give one of factor and replicas")
+	case w.Factor < 0 || w.Factor > maxScaleFactor:
+		return fmt.Errorf("workload.factor: %g, want above 0 and at most %d", w.Factor, maxScaleFactor)
+	}
+	to := w.scaled(job.Object.Replicas)
+	switch {
+	case to < 0 || to > maxScaledReplicas:
+		return fmt.Errorf("workload: the load's %d replicas scaled to %d, want 0 to %d", job.Object.Replicas, to, maxScaledReplicas)
+	case to == job.Object.Replicas:
+		return fmt.Errorf("workload: the load's %d replicas scaled to %d: no change to measure", job.Object.Replicas, to)
+	}
+	return nil
+}
+
+// workloadRun is a workload fault in progress, between its injection and
+// its undo: what kill-pods deleted, what scale changed.
+type workloadRun struct {
+	stop context.CancelFunc
+	done chan struct{}
+
+	mu      sync.Mutex
+	deleted []string  // kill-pods' deletions, namespace/name
+	last    time.Time // kill-pods' last deletion
+	skipped int       // ticks with no Ready pod of the load to delete
+	errs    []error
+	rs      map[string]bool
+	// scaled: each object scaled, its replicas before.
+	scaled []scaledObject
+}
+
+type scaledObject struct {
+	key      string // namespace/name of the ReplicaSet or Deployment
+	from, to int32
+	rs       []string // the ReplicaSets whose replicas follow
+}
+
+func (w *workloadRun) hit(rs string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.rs == nil {
+		w.rs = map[string]bool{}
+	}
+	w.rs[rs] = true
+}
+
+func (w *workloadRun) replicaSets() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return sortedKeys(w.rs)
+}
+
+// killOrder is the order kill-pods deletes pods in: Ready, active pods of
+// a ReplicaSet not deleted yet; one of each ReplicaSet before a second of
+// any, oldest first (a replacement is the newest: it goes last).
+func killOrder(pods []corev1.Pod, deleted map[types.UID]bool) []corev1.Pod {
+	var c []corev1.Pod
+	for _, p := range pods {
+		ref := metav1.GetControllerOf(&p)
+		if ref == nil || ref.Kind != "ReplicaSet" || deleted[p.UID] || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || !podReady(&p) {
+			continue
+		}
+		c = append(c, p)
+	}
+	sort.SliceStable(c, func(i, j int) bool {
+		a, b := c[i].CreationTimestamp, c[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return a.Before(&b)
+		}
+		return c[i].Namespace+"/"+c[i].Name < c[j].Namespace+"/"+c[j].Name
+	})
+	rank := make([]int, len(c))
+	seen := map[string]int{}
+	for i, p := range c {
+		o := p.Namespace + "/" + metav1.GetControllerOf(&p).Name
+		rank[i] = seen[o]
+		seen[o]++
+	}
+	idx := make([]int, len(c))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return rank[idx[i]] < rank[idx[j]] })
+	out := make([]corev1.Pod, len(c))
+	for i, k := range idx {
+		out[i] = c[k]
+	}
+	return out
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// loadSelector selects the load job's objects and pods.
+func loadSelector(job loadgen.Job) metav1.ListOptions {
+	return metav1.ListOptions{LabelSelector: loadgen.JobLabel + "=" + job.Name}
+}
+
+// killPods deletes the load's pods at the fault's rate until it has
+// deleted its count or ctx ends (the undo). The candidates are listed
+// again each second, or when none is left.
+func killPods(ctx context.Context, cs kubernetes.Interface, job loadgen.Job, f Fault, w *workloadRun) {
+	defer close(w.done)
+	n := f.Workload.kills(f.Duration.Duration)
+	tick := time.NewTicker(time.Duration(float64(time.Second) / f.Workload.Rate))
+	defer tick.Stop()
+	deleted := map[types.UID]bool{}
+	var pool []corev1.Pod
+	var listed time.Time
+	for i := 0; i < n; i++ {
+		if len(pool) == 0 || time.Since(listed) >= time.Second {
+			pool, listed = nil, time.Now()
+			for _, ns := range job.Namespaces {
+				l, err := cs.CoreV1().Pods(ns).List(ctx, loadSelector(job))
+				if err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					w.fail(fmt.Errorf("list pods in %s: %w", ns, err))
+					continue
+				}
+				pool = append(pool, l.Items...)
+			}
+			pool = killOrder(pool, deleted)
+		}
+		if len(pool) == 0 {
+			w.mu.Lock()
+			w.skipped++
+			w.mu.Unlock()
+		} else {
+			p := pool[0]
+			pool = pool[1:]
+			uid := p.UID
+			err := cs.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			switch {
+			case err == nil:
+				deleted[uid] = true
+				w.hit(p.Namespace + "/" + metav1.GetControllerOf(&p).Name)
+				w.mu.Lock()
+				w.deleted = append(w.deleted, p.Namespace+"/"+p.Name)
+				w.last = time.Now()
+				w.mu.Unlock()
+			case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+				// Gone or replaced meanwhile: the next one.
+			case ctx.Err() != nil:
+				return
+			default:
+				w.fail(fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err))
+			}
+		}
+		if i == n-1 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// fail records a workload fault's error (the first few).
+func (w *workloadRun) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.errs) < 3 {
+		w.errs = append(w.errs, err)
+	}
+}
+
+// scaleTo sets obj's replicas through its scale subresource.
+func scaleTo(ctx context.Context, cs kubernetes.Interface, kind, key string, n int32) error {
+	ns, name, _ := strings.Cut(key, "/")
+	patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
+	var err error
+	if kind == loadgen.KindDeployment {
+		_, err = cs.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "scale")
+	} else {
+		_, err = cs.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "scale")
+	}
+	if err != nil {
+		return fmt.Errorf("scale %s %s to %d: %w", kind, key, n, err)
+	}
+	return nil
+}
+
+// loadObjects lists the load's objects with their replicas, and for each
+// the ReplicaSets whose replicas follow them (a ReplicaSet itself; a
+// Deployment's ReplicaSets with replicas).
+func loadObjects(ctx context.Context, cs kubernetes.Interface, job loadgen.Job) ([]scaledObject, error) {
+	var out []scaledObject
+	for _, ns := range job.Namespaces {
+		rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, loadSelector(job))
+		if err != nil {
+			return nil, fmt.Errorf("list ReplicaSets in %s: %w", ns, err)
+		}
+		if job.Object.Kind != loadgen.KindDeployment {
+			for _, rs := range rss.Items {
+				if metav1.GetControllerOf(&rs) != nil {
+					continue // not the job's own object
+				}
+				key := rs.Namespace + "/" + rs.Name
+				out = append(out, scaledObject{key: key, from: replicasOf(rs.Spec.Replicas), rs: []string{key}})
+			}
+			continue
+		}
+		ds, err := cs.AppsV1().Deployments(ns).List(ctx, loadSelector(job))
+		if err != nil {
+			return nil, fmt.Errorf("list Deployments in %s: %w", ns, err)
+		}
+		for _, d := range ds.Items {
+			o := scaledObject{key: d.Namespace + "/" + d.Name, from: replicasOf(d.Spec.Replicas)}
+			for _, rs := range rss.Items {
+				if ref := metav1.GetControllerOf(&rs); ref != nil && ref.UID == d.UID && replicasOf(rs.Spec.Replicas) > 0 {
+					o.rs = append(o.rs, rs.Namespace+"/"+rs.Name)
+				}
+			}
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out, nil
+}
+
+func replicasOf(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
+
+// intendedReplicas records, before the scale request goes out, that key's
+// replicas are raised to n: rs-over-replicas must not count the pods its
+// controller creates for them if the ReplicaSet watch delivers the change
+// after the pod watch delivers those pods. A lowering is recorded after
+// the answer instead (pods created before it were within the old count).
+func (rec *recorder) intendedReplicas(key string, n int32) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.h.RS = append(rec.h.RS, RSEvent{At: rec.now(), Key: key, Replicas: n})
+}
+
+// scaleAll scales each object from its replicas (from) to to, skipping
+// those that would not change, and returns what it scaled.
+func (r *run) scaleAll(ctx context.Context, objs []scaledObject) ([]scaledObject, error) {
+	var done []scaledObject
+	var errs []error
+	for _, o := range objs {
+		if o.to == o.from {
+			continue
+		}
+		up := o.to > o.from
+		if up {
+			for _, k := range o.rs {
+				r.rec.intendedReplicas(k, o.to)
+			}
+		}
+		if err := scaleTo(ctx, r.cs, r.sc.Load.Object.Kind, o.key, o.to); err != nil {
+			errs = append(errs, err)
+			if up {
+				for _, k := range o.rs {
+					r.rec.intendedReplicas(k, o.from)
+				}
+			}
+			continue
+		}
+		if !up {
+			for _, k := range o.rs {
+				r.rec.intendedReplicas(k, o.to)
+			}
+		}
+		done = append(done, o)
+	}
+	return done, errors.Join(errs...)
+}
+
+// injectWorkload starts a workload fault: kill-pods' deletions run until
+// the undo; scale scales every object of the load now.
+func (r *run) injectWorkload(ctx context.Context, f Fault, fr *FaultResult, w *workloadRun) error {
+	job := r.sc.Load
+	if f.Action == ActionKillPods {
+		kctx, cancel := context.WithCancel(ctx)
+		w.stop, w.done = cancel, make(chan struct{})
+		go killPods(kctx, r.cs, job, f, w)
+		r.logf("%s: deleting the pods of load %s at %g/s for %v", f.Name, job.Name, f.Workload.Rate, f.Duration.Duration)
+		return nil
+	}
+	objs, err := loadObjects(ctx, r.cs, job)
+	if err != nil {
+		return err
+	}
+	if len(objs) == 0 {
+		return fmt.Errorf("load %s: %w: no %s with %s=%s yet", job.Name, ErrNoTarget, job.Object.Kind, loadgen.JobLabel, job.Name)
+	}
+	for i := range objs {
+		objs[i].to = f.Workload.scaled(objs[i].from)
+	}
+	scaled, err := r.scaleAll(ctx, objs)
+	w.scaled = scaled
+	for _, o := range scaled {
+		for _, k := range o.rs {
+			w.hit(k)
+		}
+	}
+	fr.ReplicaSets = w.replicaSets()
+	fr.Detail = fmt.Sprintf("scaled %d of %d %ss of load %s (scale subresource)", len(scaled), len(objs), job.Object.Kind, job.Name)
+	if len(scaled) > 0 {
+		fr.Detail += fmt.Sprintf(", e.g. %s %d → %d", scaled[0].key, scaled[0].from, scaled[0].to)
+	}
+	r.logf("%s: %s", f.Name, fr.Detail)
+	return err
+}
+
+// undoWorkload ends a workload fault: kill-pods stops deleting; scale
+// scales each object back to its replicas before.
+func (r *run) undoWorkload(ctx context.Context, f Fault, fr *FaultResult, w *workloadRun) error {
+	if f.Action == ActionKillPods {
+		if w.stop != nil {
+			w.stop()
+			<-w.done
+		}
+		w.mu.Lock()
+		deleted, skipped, last, errs := w.deleted, w.skipped, w.last, errors.Join(w.errs...)
+		w.mu.Unlock()
+		fr.DeletedPods = deleted
+		if !last.IsZero() {
+			// The fault ended with its last deletion: recovery counts
+			// from there.
+			fr.UndoneAt = last
+		}
+		fr.ReplicaSets = w.replicaSets()
+		fr.Detail = fmt.Sprintf("deleted %d pods of %d ReplicaSets of load %s at %g/s", len(deleted), len(fr.ReplicaSets), r.sc.Load.Name, f.Workload.Rate)
+		if skipped > 0 {
+			fr.Detail += fmt.Sprintf("; %d times no Ready pod to delete", skipped)
+		}
+		r.logf("%s: %s", f.Name, fr.Detail)
+		return errs
+	}
+	var objs []scaledObject
+	for _, o := range w.scaled {
+		objs = append(objs, scaledObject{key: o.key, from: o.to, to: o.from, rs: o.rs})
+	}
+	back, err := r.scaleAll(context.WithoutCancel(ctx), objs)
+	r.logf("%s: scaled %d of %d back", f.Name, len(back), len(objs))
+	return err
+}
+
+// podsChanged is the first pod event in [from, end) of a ReplicaSet of
+// rss that shows a pod created after from or, with leaving, an active pod
+// leaving it (terminating or deleted).
+func podsChanged(pods []PodEvent, rss map[string]bool, leaving bool, from, end time.Time) (*float64, string) {
+	active := map[string]bool{} // uid → active, of pods seen before
+	for _, e := range pods {
+		if !rss[e.Owner] {
+			continue
+		}
+		if e.At.Before(from) {
+			active[e.UID] = e.Active && !e.Deleted
+			continue
+		}
+		if !e.At.Before(end) {
+			break
+		}
+		was, seen := active[e.UID]
+		switch {
+		case !seen && !e.Deleted:
+			return ms(e.At.Sub(from)), e.Key + " created"
+		case leaving && was && (e.Deleted || !e.Active):
+			return ms(e.At.Sub(from)), e.Key + " leaving"
+		}
+		active[e.UID] = e.Active && !e.Deleted
+	}
+	if len(rss) == 0 {
+		return nil, "no ReplicaSet of the load acted on"
+	}
+	return nil, fmt.Sprintf("no pod of the %d ReplicaSets acted on seen changing", len(rss))
+}
+
+// replicaSetsReady is the first moment in [from, end) at which every
+// ReplicaSet of rss has exactly its replicas (as last seen) active, all
+// of them Ready: from itself if they do then. With rescaled, a
+// ReplicaSet counts only once a change of its replicas is seen at or
+// after from; every pod of gone (namespace/name) must have been seen
+// leaving (terminating or deleted): a deletion the watch has not
+// delivered yet leaves its ReplicaSet looking whole.
+func replicaSetsReady(h *History, rss map[string]bool, from, end time.Time, rescaled bool, gone map[string]bool) time.Time {
+	if from.IsZero() || len(rss) == 0 {
+		return time.Time{}
+	}
+	type pod struct {
+		owner         string
+		active, ready bool
+	}
+	pods := map[string]pod{}
+	active, ready := map[string]int32{}, map[string]int32{}
+	replicas := map[string]int32{}
+	changed := map[string]bool{}
+	left := 0 // pods of gone seen leaving
+	seenLeaving := map[string]bool{}
+	count := func(p pod, d int32) {
+		if p.active {
+			active[p.owner] += d
+			if p.ready {
+				ready[p.owner] += d
+			}
+		}
+	}
+	whole := func() bool {
+		if left < len(gone) {
+			return false
+		}
+		for rs := range rss {
+			want, known := replicas[rs]
+			if !known || (rescaled && !changed[rs]) || active[rs] != want || ready[rs] != want {
+				return false
+			}
+		}
+		return true
+	}
+	pi, ri := 0, 0
+	evaluated := false
+	for pi < len(h.Pods) || ri < len(h.RS) {
+		// The earlier of the next pod and ReplicaSet events (ReplicaSets
+		// first on a tie).
+		var at time.Time
+		rsNext := ri < len(h.RS) && (pi == len(h.Pods) || !h.RS[ri].At.After(h.Pods[pi].At))
+		if rsNext {
+			at = h.RS[ri].At
+		} else {
+			at = h.Pods[pi].At
+		}
+		if !at.Before(end) {
+			break
+		}
+		if !evaluated && !at.Before(from) {
+			evaluated = true
+			if whole() {
+				return from
+			}
+		}
+		if rsNext {
+			e := h.RS[ri]
+			ri++
+			if !rss[e.Key] {
+				continue
+			}
+			replicas[e.Key] = e.Replicas
+			if !e.At.Before(from) {
+				changed[e.Key] = true
+			}
+		} else {
+			e := h.Pods[pi]
+			pi++
+			if gone[e.Key] && !seenLeaving[e.Key] && (e.Deleted || !e.Active) {
+				seenLeaving[e.Key] = true
+				left++
+			}
+			if !rss[e.Owner] {
+				continue
+			}
+			if old, ok := pods[e.UID]; ok {
+				count(old, -1)
+			}
+			if e.Deleted {
+				delete(pods, e.UID)
+			} else {
+				p := pod{owner: e.Owner, active: e.Active, ready: e.Ready}
+				pods[e.UID] = p
+				count(p, 1)
+			}
+		}
+		if evaluated && whole() {
+			return at
+		}
+	}
+	if !evaluated && from.Before(end) && whole() {
+		return from
+	}
+	return time.Time{}
+}
+
+// loadReady is kill-pods' recovery: from the fault's last deletion
+// (undone), the first moment every pod it deleted has been seen leaving
+// and every ReplicaSet it took a pod from is whole again.
+func loadReady(h *History, rss, deleted map[string]bool, undone, end time.Time) (time.Time, string) {
+	if len(rss) == 0 {
+		return time.Time{}, "no pod of the load deleted"
+	}
+	t := replicaSetsReady(h, rss, undone, end, false, deleted)
+	if t.IsZero() {
+		return t, fmt.Sprintf("the %d ReplicaSets hit not seen whole again after the last deletion", len(rss))
+	}
+	return t, fmt.Sprintf("%d ReplicaSets whole %v after the last deletion", len(rss), t.Sub(undone).Round(time.Millisecond))
+}
+
+// scaledReady is scale's recovery: the first moment before the scale back
+// (undone) every ReplicaSet scaled has its new replicas Ready, counted
+// only if each has its old ones Ready again after the scale back.
+func scaledReady(h *History, rss map[string]bool, inj, undone, end time.Time) (time.Time, string) {
+	if len(rss) == 0 {
+		return time.Time{}, "no ReplicaSet of the load scaled"
+	}
+	until := undone
+	if until.IsZero() {
+		until = end
+	}
+	t := replicaSetsReady(h, rss, inj, until, true, nil)
+	if t.IsZero() {
+		return t, fmt.Sprintf("the %d ReplicaSets scaled not seen Ready at their new replicas before the scale back", len(rss))
+	}
+	note := fmt.Sprintf("%d ReplicaSets Ready at their new replicas", len(rss))
+	if undone.IsZero() {
+		return time.Time{}, note + "; not scaled back"
+	}
+	back := replicaSetsReady(h, rss, undone, end, true, nil)
+	if back.IsZero() {
+		return time.Time{}, note + "; not seen Ready at their old replicas after the scale back"
+	}
+	return t, fmt.Sprintf("%s; at their old replicas %v after the scale back", note, back.Sub(undone).Round(time.Millisecond))
 }

@@ -7,10 +7,13 @@
 // actors), fill (etcd's space quota filled through the apiservers, then
 // recovered: fill.go), and the API-level actions made of API requests
 // only (api.go: drain a node through policy/v1 Eviction and uncordon it,
-// delete a Node object, delete a Lease holder's pod) that run on every
+// delete a Node object, delete a Lease holder's pod; and on the load's
+// own objects, delete its pods at a rate and scale its ReplicaSets or
+// Deployments through their scale subresource and back) that run on every
 // provider and are all that external (a cluster kstep does not run)
 // takes: there the others are refused before anything starts
-// (CheckExternal), the API-level ones need AllowDisruption, and the checks
+// (CheckExternal), the API-level ones need AllowDisruption except those
+// on the load kstep created, and the checks
 // that need etcd say they are not observable — aimed at roles resolved at the moment of injection (the etcd
 // leader, the controller-manager leader from its Lease, one hollow
 // kubelet through its actor's control, the client, ...), and measures

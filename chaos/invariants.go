@@ -85,7 +85,10 @@ func CheckAckedWrites(writes []AckedWrite, final map[string]map[string]string, h
 
 // CheckRSOverReplicas replays what a watcher saw of pods and ReplicaSets
 // and finds the largest number of active pods beyond a ReplicaSet's
-// replicas at any moment. Count is that largest excess (0: never over).
+// replicas at any moment a pod became active: its controller creating too
+// many. After a scale down the pods beyond the new replicas are the
+// controller's to delete, not an excess. Count is that largest excess (0:
+// never over).
 func CheckRSOverReplicas(pods []PodEvent, rs []RSEvent) Invariant {
 	inv := Invariant{Name: InvRSOver, Checked: true}
 	type state struct {
@@ -104,9 +107,11 @@ func CheckRSOverReplicas(pods []PodEvent, rs []RSEvent) Invariant {
 			replicas[rs[ri].Key] = rs[ri].Replicas
 			ri++
 		}
-		if old, ok := live[e.UID]; ok && old.active && old.owner != "" {
+		old, ok := live[e.UID]
+		if ok && old.active && old.owner != "" {
 			count[old.owner]--
 		}
+		grew := e.Active && !e.Deleted && !(ok && old.active && old.owner == e.Owner)
 		if e.Deleted {
 			delete(live, e.UID)
 		} else {
@@ -115,7 +120,7 @@ func CheckRSOverReplicas(pods []PodEvent, rs []RSEvent) Invariant {
 				count[e.Owner]++
 			}
 		}
-		if e.Owner == "" {
+		if e.Owner == "" || !grew {
 			continue
 		}
 		want, known := replicas[e.Owner]

@@ -946,7 +946,7 @@ func (r *run) undo(ctx context.Context, f Fault, fr *FaultResult, rs resolved) {
 		return
 	}
 	if rs.api {
-		if err := r.undoAPI(ctx, f, rs); err != nil {
+		if err := r.undoAPI(ctx, f, fr, rs); err != nil {
 			fr.Error = strings.TrimPrefix(fr.Error+"; undo: "+err.Error(), "; ")
 			r.logf("%s: undo: %v", f.Name, err)
 		} else if f.Action == ActionDrain {

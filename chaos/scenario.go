@@ -119,7 +119,7 @@ const (
 )
 
 var knownTargets = []Target{TargetEtcdLeader, TargetEtcdFollower, TargetEtcdQuorum, TargetEtcdMembers, TargetAPIServer, TargetAPIServers,
-	TargetControllerManager, TargetScheduler, TargetKubelet, TargetContainerd, TargetNode, TargetClient}
+	TargetControllerManager, TargetScheduler, TargetKubelet, TargetContainerd, TargetNode, TargetClient, TargetLoad}
 
 // Detection is the signal that the system noticed a fault.
 type Detection string
@@ -220,6 +220,8 @@ type Fault struct {
 	Link *LinkFault `json:"link,omitempty"`
 	// Failpoint is the failpoint of ActionFailpoint.
 	Failpoint *FailpointFault `json:"failpoint,omitempty"`
+	// Workload is what a kill-pods or scale fault does to the load.
+	Workload *WorkloadFault `json:"workload,omitempty"`
 	// Expect says what detection and recovery to measure; defaults follow
 	// the target and action.
 	Expect Expect `json:"expect"`
@@ -320,6 +322,10 @@ func defaultExpect(t Target, a Action) (Detection, Recovery) {
 		return DetectPodEvicted, RecoverRescheduled
 	case ActionDeleteNode:
 		return DetectNodeGone, RecoverNodeReturned
+	case ActionKillPods:
+		return DetectPodReplaced, RecoverLoadReady
+	case ActionScale:
+		return DetectPodsChanged, RecoverScaled
 	}
 	if a == ActionFailpoint {
 		// A broken build, not an outage: what it breaks is the invariants'.
@@ -478,12 +484,18 @@ func (s *Scenario) Validate() error {
 			if err := f.validateFailpoint(); err != nil {
 				bad("%s: %v", where, err)
 			}
-		case ActionDrain, ActionDeleteNode, ActionDeletePod:
+		case ActionDrain, ActionDeleteNode, ActionDeletePod, ActionKillPods, ActionScale:
 			if err := f.validateAPI(); err != nil {
 				bad("%s: %v", where, err)
 			}
 		default:
-			bad("%s: action %q, want kill, stop, pause, restart, partition, isolate, link, fill, failpoint, drain, delete-node or delete-pod", where, f.Action)
+			bad("%s: action %q, want kill, stop, pause, restart, partition, isolate, link, fill, failpoint, drain, delete-node, delete-pod, kill-pods or scale", where, f.Action)
+		}
+		if f.Target == TargetLoad && !workloadAction(f.Action) {
+			bad("%s: target %s is for %s and %s only", where, TargetLoad, ActionKillPods, ActionScale)
+		}
+		if err := f.validateWorkload(s.Load); err != nil {
+			bad("%s: %v", where, err)
 		}
 		if f.Action == ActionFill {
 			if f.Target != TargetEtcdMembers {
@@ -531,12 +543,14 @@ func (s *Scenario) Validate() error {
 			bad("%s: restart has no duration (use stop or kill with a duration)", where)
 		}
 		switch f.Expect.Detection {
-		case DetectNone, DetectEtcdLeader, DetectLeaseHolder, DetectNodeNotReady, DetectWriteRejected, DetectPodEvicted, DetectNodeGone:
+		case DetectNone, DetectEtcdLeader, DetectLeaseHolder, DetectNodeNotReady, DetectWriteRejected, DetectPodEvicted, DetectNodeGone,
+			DetectPodReplaced, DetectPodsChanged:
 		default:
 			bad("%s: expect.detection %q unknown", where, f.Expect.Detection)
 		}
 		switch f.Expect.Recovery {
-		case RecoverNone, RecoverWrite, RecoverLeaderPod, RecoverLeaderBind, RecoverActorReady, RecoverNodesReady, RecoverRescheduled, RecoverNodeReturned:
+		case RecoverNone, RecoverWrite, RecoverLeaderPod, RecoverLeaderBind, RecoverActorReady, RecoverNodesReady, RecoverRescheduled, RecoverNodeReturned,
+			RecoverLoadReady, RecoverScaled:
 		default:
 			bad("%s: expect.recovery %q unknown", where, f.Expect.Recovery)
 		}

@@ -37,6 +37,9 @@ type resolved struct {
 	// delete-pod) on nodes, or on pod (namespace/name).
 	api bool
 	pod string
+	// workload is a workload fault (kill-pods, scale) on the load's
+	// objects, found at injection, between its injection and its undo.
+	workload *workloadRun
 }
 
 // resolver finds a target's actors now: etcd's member status, the Leases,
@@ -67,6 +70,8 @@ func (r *resolver) resolveFor(ctx context.Context, a Action, t Target) (resolved
 	switch {
 	case a == ActionDeletePod:
 		return r.apiLeader(ctx, t)
+	case workloadAction(a):
+		return resolved{api: true, workload: &workloadRun{}}, nil
 	case apiAction(a):
 		return r.apiNode(ctx, t)
 	}

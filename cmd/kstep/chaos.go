@@ -49,7 +49,9 @@ cluster kstep does not run, through its API only: the API-level faults
 (drain: cordon and evict a node's pods through policy/v1 Eviction,
 honouring PodDisruptionBudgets, uncordoned afterwards; delete-node;
 delete-pod of a controller-manager or scheduler Lease holder that runs as
-a pod). They need --allow-disruption there; faults that need the
+a pod) need --allow-disruption there; kill-pods (the load's pods deleted
+at a rate) and scale (the load's ReplicaSets or Deployments scaled and
+back) touch only what kstep created and need no flag. Faults that need the
 cluster's processes or network (kill, stop, pause, restart, partition,
 isolate, link, fill) are refused with exit 2 before anything starts. The
 API-level faults run on every provider.
