@@ -67,10 +67,15 @@ func inspect(ctx context.Context, cs kubernetes.Interface, e *results.External) 
 // a namespace; "" is cluster scope).
 type Access struct {
 	Verb, Group, Resource, Namespace string
+	// Subresource, if set: scale, eviction, ...
+	Subresource string
 }
 
 func (a Access) String() string {
 	r := a.Resource
+	if a.Subresource != "" {
+		r += "/" + a.Subresource
+	}
 	if a.Group != "" {
 		r += "." + a.Group
 	}
@@ -150,7 +155,7 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, who string, needs [
 	for _, a := range needs {
 		rev, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Verb: a.Verb, Group: a.Group, Resource: a.Resource, Namespace: a.Namespace}},
+				Verb: a.Verb, Group: a.Group, Resource: a.Resource, Subresource: a.Subresource, Namespace: a.Namespace}},
 		}, metav1.CreateOptions{})
 		if apierrors.IsForbidden(err) {
 			return &PermissionError{Who: who, Missing: []Access{{Verb: "create", Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}}}

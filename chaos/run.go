@@ -204,6 +204,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		down()
 		return fail("cluster up: %v", err)
 	}
+	if external {
+		if err := preflight(ctx, p, opts, sc, logf); err != nil {
+			down()
+			if errors.Is(err, ErrNeedsPermission) {
+				return nil, err
+			}
+			return fail("%v", err)
+		}
+	}
 	rep, err := drive(ctx, sc, opts, p, traces, logf, spec.RunID)
 	logf("tearing down")
 	down()

@@ -339,3 +339,39 @@ func TestRSOverReplicasScaling(t *testing.T) {
 		t.Errorf("a pod created after the scale down to 2 with 4 active: excess %d, want 3", inv.Count)
 	}
 }
+
+// Needs follows the scenario: the load's and the observers' accesses,
+// each fault's own once.
+func TestNeeds(t *testing.T) {
+	sc, err := Load("api-workload")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, a := range Needs(sc) {
+		got[a.String()] = true
+	}
+	for _, w := range []string{"create namespaces", "update configmaps in namespace kstep-chaos", "watch pods", "list events",
+		"get leases.coordination.k8s.io in namespace kube-system", "delete pods in namespace " + sc.Load.Namespaces[0],
+		"patch replicasets/scale.apps in namespace " + sc.Load.Namespaces[0]} {
+		if !got[w] {
+			t.Errorf("needs lacks %q: %v", w, got)
+		}
+	}
+	if got["delete nodes"] || got["create pods/eviction"] {
+		t.Errorf("a workload scenario needs node accesses: %v", got)
+	}
+	dn, err := Load("api-drain-delete-node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = map[string]bool{}
+	for _, a := range Needs(dn) {
+		got[a.String()] = true
+	}
+	for _, w := range []string{"patch nodes", "create pods/eviction", "delete nodes"} {
+		if !got[w] {
+			t.Errorf("drain and delete-node need %q: %v", w, got)
+		}
+	}
+}

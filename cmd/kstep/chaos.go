@@ -173,6 +173,9 @@ func runScenario(ctx context.Context, stdout, stderr io.Writer, sc *chaos.Scenar
 	rep, err := chaos.Run(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "kstep chaos:", err)
+		if errors.Is(err, chaos.ErrNeedsPermission) {
+			return chaosUsage, err.Error()
+		}
 		if errors.Is(err, chaos.ErrCouldNotRun) {
 			return chaosCouldNot, "could not run: " + err.Error()
 		}

@@ -156,6 +156,12 @@ func TestBenchExternal(t *testing.T) {
 	if code := exitCode(t, "load", err, b); code != 2 || !strings.Contains(string(b), "create namespaces") {
 		t.Errorf("kstep load with credentials that may not create a namespace: exit %d, want 2 naming create namespaces:\n%s", code, b)
 	}
+	// kstep chaos asks the same before anything starts, its own accesses
+	// (the probe's ConfigMaps, the faults' requests) with the load's.
+	code, output, _ = runChaos(t, 3*time.Minute, "--provider", "external", "--kubeconfig", weak, "--scenario", "api-workload")
+	if code != 2 || !strings.Contains(output, "create namespaces") || !strings.Contains(output, "patch replicasets/scale.apps") {
+		t.Errorf("kstep chaos with credentials that may not create a namespace: exit %d, want 2 naming create namespaces and patch replicasets/scale:\n%s", code, output)
+	}
 }
 
 // externalLoad runs kstep load --provider external against the cluster of
