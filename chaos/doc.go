@@ -48,6 +48,7 @@
 // inside an actor through Provider.Signal, never /proc — kubeconfigs,
 // client-go, etcd's client (and cluster/storage's space recovery over it),
 // and the HTTP controls actors serve themselves:
-// cluster/netfault's links, cluster/kubelet/hollowctl's kubelets), results/ (it reads its types only), bench/ (it reuses its trace
-// reader only).
+// cluster/netfault's links, cluster/kubelet/hollowctl's kubelets),
+// results/ (it reads its types only), bench/ (it reuses its trace reader
+// and its permission preflight: Needs, needs.go).
 package chaos
