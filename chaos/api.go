@@ -299,10 +299,19 @@ func (r *run) injectAPI(ctx context.Context, f Fault, fr *FaultResult, rs resolv
 		return err
 	case ActionDeleteNode:
 		node := rs.nodes[0]
+		// What deleting it means depends on what runs it: read it first.
+		n, err := r.cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("get node %s: %w", node, err)
+		}
 		if err := r.cs.CoreV1().Nodes().Delete(ctx, node, metav1.DeleteOptions{}); err != nil {
 			return fmt.Errorf("delete node %s: %w", node, err)
 		}
 		fr.Detail = "deleted Node " + node + " (kstep's kubelet registers it again; upstream's pod GC deletes the pods bound to a Node that is gone)"
+		if note := deletedNodeNote(f.Name, n); note != "" {
+			fr.Detail = "deleted Node " + node + ": " + note
+			r.notes = append(r.notes, note)
+		}
 		return nil
 	case ActionDeletePod:
 		ns, name, _ := strings.Cut(rs.pod, "/")
@@ -313,6 +322,20 @@ func (r *run) injectAPI(ctx context.Context, f Fault, fr *FaultResult, rs resolv
 		return nil
 	}
 	return fmt.Errorf("%s: not an API-level action", f.Action)
+}
+
+// kwokNodeAnnotation marks the Nodes kwok fakes (bench.KindFakeKwok).
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// deletedNodeNote is what the report must say of fault deleting n when its
+// recovery cannot come by design: kwok registers no Node (it acts on the
+// Node objects others create), so a deleted kwok node never returns.
+func deletedNodeNote(fault string, n *corev1.Node) string {
+	if n.Annotations[kwokNodeAnnotation] != "fake" {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s is a kwok node: kwok registers no Node (it fakes the ones others create), so it is not registered again and %s is not observable by design; upstream's pod GC deletes the pods bound to it (after its 40 s quarantine) and their ReplicaSets replace them on other nodes",
+		fault, n.Name, RecoverNodeReturned)
 }
 
 // undoAPI undoes an API-level fault: a drained node is uncordoned; a

@@ -216,3 +216,36 @@ func TestCheckWatchOrder(t *testing.T) {
 func clusterOf(hollow int) provider.Topology {
 	return provider.Topology{HollowNodes: hollow}
 }
+
+// A deleted kwok node never returns (kwok registers no Node): the note
+// says so; any other node's deletion needs none.
+func TestDeletedNodeNote(t *testing.T) {
+	kwok := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-node-1", Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}}}
+	note := deletedNodeNote("api-delete-node", kwok)
+	for _, want := range []string{"api-delete-node: kwok-node-1 is a kwok node", "not registered again", string(RecoverNodeReturned), "pod GC"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+	for _, n := range []*corev1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "hollow-1"}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{OSImage: "kstep hollow node"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "real-1", Annotations: map[string]string{"kwok.x-k8s.io/node": "other"}}},
+	} {
+		if note := deletedNodeNote("f", n); note != "" {
+			t.Errorf("%s: note %q, want none", n.Name, note)
+		}
+	}
+}
+
+// On external the log names the kubeconfig's cluster, never the
+// scenario's topology (kstep starts none of it).
+func TestUpLine(t *testing.T) {
+	topo := provider.Topology{EtcdMembers: 3, APIServers: 2, HollowNodes: 3}
+	ext := upLine(provider.External, topo, "/state", "/k/admin.kubeconfig")
+	if !strings.Contains(ext, "cluster of /k/admin.kubeconfig") || strings.Contains(ext, topo.String()) || strings.Contains(ext, "etcd") {
+		t.Errorf("external: %q", ext)
+	}
+	if got := upLine(provider.Process, topo, "/state", ""); !strings.Contains(got, "on the process provider: "+topo.String()) {
+		t.Errorf("process: %q", got)
+	}
+}
