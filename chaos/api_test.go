@@ -249,3 +249,33 @@ func TestUpLine(t *testing.T) {
 		t.Errorf("process: %q", got)
 	}
 }
+
+// A pod the scheduler bound to the node after the cordon (its cache saw
+// the cordon late) is evicted too: the drain lists the node again until
+// nothing new is on it.
+func TestDrainEvictsPodsBoundAfterCordon(t *testing.T) {
+	cs := fake.NewClientset()
+	pod := func(name string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name}, Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	lists := [][]corev1.Pod{{pod("early")}, {pod("early"), pod("late")}, {pod("early"), pod("late")}}
+	calls := 0
+	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		l := lists[min(calls, len(lists)-1)]
+		calls++
+		return true, &corev1.PodList{Items: l}, nil
+	})
+	var evicted []string
+	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		e := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+		evicted = append(evicted, e.Namespace+"/"+e.Name)
+		return true, nil, nil
+	})
+	listed, n, refused, err := drain(context.Background(), cs, "n1", time.Millisecond)
+	if err != nil || listed != 2 || n != 2 || refused != 0 || strings.Join(evicted, ",") != "a/early,a/late" || calls != 3 {
+		t.Errorf("drain = %d listed, %d evicted, %d refused, %v (evicted %v, %d lists), want 2, 2, 0, nil (a/early,a/late, 3 lists)", listed, n, refused, err, evicted, calls)
+	}
+}
