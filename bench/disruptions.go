@@ -15,9 +15,14 @@ import (
 	"github.com/kstep-dev/kstep/results"
 )
 
-// leaderLeases are the Leases the control plane's leaders hold
-// (cmd/kstep/controllermanager.go, cluster/scheduler.LeaseName).
-var leaderLeases = map[string]bool{"kstep-controller-manager": true, "kstep-scheduler": true}
+// leaderLeases are the Leases the control plane's leaders hold in
+// kube-system: kstep's (cmd/kstep/controllermanager.go,
+// cluster/scheduler.LeaseName) and, on an external cluster, upstream's
+// kube-controller-manager and kube-scheduler (their --leader-elect default).
+var leaderLeases = map[string]bool{
+	"kstep-controller-manager": true, "kstep-scheduler": true,
+	"kube-controller-manager": true, "kube-scheduler": true,
+}
 
 // disruptions records, during the load, what a healthy run never shows: a
 // leader Lease changing hands and a node leaving Ready. A run past what the

@@ -38,22 +38,24 @@ func TestDisruptions(t *testing.T) {
 	d.lease(lease("some-other-lease", "y"))            // not a leader's
 	d.node(node("n1", corev1.ConditionTrue))           // heartbeat: nothing
 	d.lease(lease("kstep-controller-manager", "cm-0")) // first seen: baseline
+	d.lease(lease("kube-scheduler", "host-a_1"))       // upstream's: baseline
 	clock = start.Add(3500 * time.Millisecond)
 	d.lease(lease("kstep-scheduler", "scheduler-0"))
 	d.node(node("n1", corev1.ConditionUnknown))
 	d.node(node("n2", corev1.ConditionTrue))
+	d.lease(lease("kube-scheduler", "host-b_2")) // upstream's leader moved
 
 	got := d.out
-	if len(got) != 3 {
+	if len(got) != 4 {
 		t.Fatalf("disruptions %+v", got)
 	}
-	want := []string{"kube-system/kstep-scheduler: scheduler-1 → scheduler-0", "n1 left Ready (Ready=Unknown R)", "n2 Ready again"}
+	want := []string{"kube-system/kstep-scheduler: scheduler-1 → scheduler-0", "n1 left Ready (Ready=Unknown R)", "n2 Ready again", "kube-system/kube-scheduler: host-a_1 → host-b_2"}
 	for i, w := range want {
 		if got[i].Detail != w || got[i].AtS != 3.5 {
 			t.Errorf("disruption %d: %+v, want %q at 3.5 s", i, got[i], w)
 		}
 	}
-	if got[0].Kind != "leader" || !strings.HasPrefix(got[1].Kind, "node") {
+	if got[0].Kind != "leader" || !strings.HasPrefix(got[1].Kind, "node") || got[3].Kind != "leader" {
 		t.Errorf("kinds %+v", got)
 	}
 }

@@ -328,6 +328,50 @@ func evict(ctx context.Context, cs kubernetes.Interface, pods []types.Namespaced
 	return evicted, refused, nil
 }
 
+// drainSettle is how long a drain waits after its evictions before it
+// lists the node again: a scheduler whose cache had not yet seen the
+// cordon may have bound a pod to the node meanwhile.
+const drainSettle = time.Second
+
+// drain evicts the drainable pods of the cordoned node, then lists it
+// again after settle and evicts what was bound to it since (a scheduler
+// acts on its cache, which sees the cordon a moment late), until a listing
+// finds nothing new or ctx ends. It returns how many pods it listed, how
+// many it evicted and how many times a budget refused.
+func drain(ctx context.Context, cs kubernetes.Interface, node string, settle time.Duration) (listed, evicted, refused int, err error) {
+	seen := map[types.NamespacedName]bool{}
+	for round := 0; ; round++ {
+		pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+		if err != nil {
+			if ctx.Err() != nil && round > 0 {
+				return listed, evicted, refused, nil // the drain's time is up
+			}
+			return listed, evicted, refused, fmt.Errorf("list pods on %s: %w", node, err)
+		}
+		var fresh []types.NamespacedName
+		for _, p := range drainable(pods.Items, node) {
+			if !seen[p] {
+				seen[p] = true
+				fresh = append(fresh, p)
+			}
+		}
+		if len(fresh) == 0 && round > 0 {
+			return listed, evicted, refused, nil
+		}
+		listed += len(fresh)
+		e, r, err := evict(ctx, cs, fresh)
+		evicted, refused = evicted+e, refused+r
+		if err != nil {
+			return listed, evicted, refused, err
+		}
+		select {
+		case <-ctx.Done():
+			return listed, evicted, refused, nil
+		case <-time.After(settle):
+		}
+	}
+}
+
 // injectAPI applies an API-level fault to what rs resolved.
 func (r *run) injectAPI(ctx context.Context, f Fault, fr *FaultResult, rs resolved) error {
 	if rs.workload != nil {
@@ -339,23 +383,27 @@ func (r *run) injectAPI(ctx context.Context, f Fault, fr *FaultResult, rs resolv
 		if err := cordon(ctx, r.cs, node, true); err != nil {
 			return err
 		}
-		pods, err := r.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
-		if err != nil {
-			return fmt.Errorf("list pods on %s: %w", node, err)
-		}
-		list := drainable(pods.Items, node)
 		dctx, cancel := context.WithTimeout(ctx, max(f.Duration.Duration, time.Second))
 		defer cancel()
-		evicted, refused, err := evict(dctx, r.cs, list)
-		fr.Detail = fmt.Sprintf("cordoned %s; %d of %d pods evicted (policy/v1 Eviction), %d refusals by PodDisruptionBudgets retried", node, evicted, len(list), refused)
+		listed, evicted, refused, err := drain(dctx, r.cs, node, drainSettle)
+		fr.Detail = fmt.Sprintf("cordoned %s; %d of %d pods evicted (policy/v1 Eviction), %d refusals by PodDisruptionBudgets retried", node, evicted, listed, refused)
 		r.logf("%s: %s", f.Name, fr.Detail)
 		return err
 	case ActionDeleteNode:
 		node := rs.nodes[0]
+		// What deleting it means depends on what runs it: read it first.
+		n, err := r.cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("get node %s: %w", node, err)
+		}
 		if err := r.cs.CoreV1().Nodes().Delete(ctx, node, metav1.DeleteOptions{}); err != nil {
 			return fmt.Errorf("delete node %s: %w", node, err)
 		}
 		fr.Detail = "deleted Node " + node + " (kstep's kubelet registers it again; upstream's pod GC deletes the pods bound to a Node that is gone)"
+		if note := deletedNodeNote(f.Name, n); note != "" {
+			fr.Detail = "deleted Node " + node + ": " + note
+			r.notes = append(r.notes, note)
+		}
 		return nil
 	case ActionDeletePod:
 		ns, name, _ := strings.Cut(rs.pod, "/")
@@ -366,6 +414,20 @@ func (r *run) injectAPI(ctx context.Context, f Fault, fr *FaultResult, rs resolv
 		return nil
 	}
 	return fmt.Errorf("%s: not an API-level action", f.Action)
+}
+
+// kwokNodeAnnotation marks the Nodes kwok fakes (bench.KindFakeKwok).
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// deletedNodeNote is what the report must say of fault deleting n when its
+// recovery cannot come by design: kwok registers no Node (it acts on the
+// Node objects others create), so a deleted kwok node never returns.
+func deletedNodeNote(fault string, n *corev1.Node) string {
+	if n.Annotations[kwokNodeAnnotation] != "fake" {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s is a kwok node: kwok registers no Node (it fakes the ones others create), so it is not registered again and %s is not observable by design; upstream's pod GC deletes the pods bound to it (after its 40 s quarantine) and their ReplicaSets replace them on other nodes",
+		fault, n.Name, RecoverNodeReturned)
 }
 
 // undoAPI undoes an API-level fault: a drained node is uncordoned; a

@@ -202,3 +202,66 @@ func TestNodeReturned(t *testing.T) {
 func clusterOf(hollow int) provider.Topology {
 	return provider.Topology{HollowNodes: hollow}
 }
+
+// A deleted kwok node never returns (kwok registers no Node): the note
+// says so; any other node's deletion needs none.
+func TestDeletedNodeNote(t *testing.T) {
+	kwok := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-node-1", Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}}}
+	note := deletedNodeNote("api-delete-node", kwok)
+	for _, want := range []string{"api-delete-node: kwok-node-1 is a kwok node", "not registered again", string(RecoverNodeReturned), "pod GC"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+	for _, n := range []*corev1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "hollow-1"}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{OSImage: "kstep hollow node"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "real-1", Annotations: map[string]string{"kwok.x-k8s.io/node": "other"}}},
+	} {
+		if note := deletedNodeNote("f", n); note != "" {
+			t.Errorf("%s: note %q, want none", n.Name, note)
+		}
+	}
+}
+
+// On external the log names the kubeconfig's cluster, never the
+// scenario's topology (kstep starts none of it).
+func TestUpLine(t *testing.T) {
+	topo := provider.Topology{EtcdMembers: 3, APIServers: 2, HollowNodes: 3}
+	ext := upLine(provider.External, topo, "/state", "/k/admin.kubeconfig")
+	if !strings.Contains(ext, "cluster of /k/admin.kubeconfig") || strings.Contains(ext, topo.String()) || strings.Contains(ext, "etcd") {
+		t.Errorf("external: %q", ext)
+	}
+	if got := upLine(provider.Process, topo, "/state", ""); !strings.Contains(got, "on the process provider: "+topo.String()) {
+		t.Errorf("process: %q", got)
+	}
+}
+
+// A pod the scheduler bound to the node after the cordon (its cache saw
+// the cordon late) is evicted too: the drain lists the node again until
+// nothing new is on it.
+func TestDrainEvictsPodsBoundAfterCordon(t *testing.T) {
+	cs := fake.NewClientset()
+	pod := func(name string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name}, Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	lists := [][]corev1.Pod{{pod("early")}, {pod("early"), pod("late")}, {pod("early"), pod("late")}}
+	calls := 0
+	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		l := lists[min(calls, len(lists)-1)]
+		calls++
+		return true, &corev1.PodList{Items: l}, nil
+	})
+	var evicted []string
+	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		e := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+		evicted = append(evicted, e.Namespace+"/"+e.Name)
+		return true, nil, nil
+	})
+	listed, n, refused, err := drain(context.Background(), cs, "n1", time.Millisecond)
+	if err != nil || listed != 2 || n != 2 || refused != 0 || strings.Join(evicted, ",") != "a/early,a/late" || calls != 3 {
+		t.Errorf("drain = %d listed, %d evicted, %d refused, %v (evicted %v, %d lists), want 2, 2, 0, nil (a/early,a/late, 3 lists)", listed, n, refused, err, evicted, calls)
+	}
+}

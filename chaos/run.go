@@ -189,7 +189,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return fail("%v", err)
 	}
-	logf("cluster up on the %s provider: %s (state: %s)", p.Name(), spec.Topology, state)
+	logf("%s", upLine(p.Name(), spec.Topology, state, opts.Kubeconfig))
 	upCtx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	err = p.Up(upCtx)
 	cancel()
@@ -243,6 +243,9 @@ type run struct {
 	rec   *recorder
 	res   *resolver
 	logf  func(string, ...any)
+	// notes the faults leave for the report (what their recovery means
+	// on this cluster).
+	notes []string
 	hist  *History
 	// history replays etcd's history for the checks, and keeps it across
 	// the engine's own compaction.
@@ -258,6 +261,16 @@ type run struct {
 	// watchers are the throughout-watchers; each fault asks them for a
 	// resumption from where they are.
 	watchers []*watcher
+}
+
+// upLine is the log's line for the cluster of the run: the topology kstep
+// brings up, or, on external, the kubeconfig's cluster (the scenario's
+// cluster block does not apply there: kstep starts nothing).
+func upLine(providerName string, topo provider.Topology, state, kubeconfig string) string {
+	if providerName == provider.External {
+		return fmt.Sprintf("cluster of %s (external provider: kstep starts nothing, the scenario's cluster block does not apply)", kubeconfig)
+	}
+	return fmt.Sprintf("cluster up on the %s provider: %s (state: %s)", providerName, topo, state)
 }
 
 // drive runs the load, the faults and the checks on a cluster that is up.
@@ -511,6 +524,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 			rep.External = v.ServerVersion() + ", " + rep.External
 		}
 	}
+	rep.Notes = append(rep.Notes, r.notes...)
 	if loadErr != nil && !errors.Is(loadErr, context.Canceled) {
 		rep.Notes = append(rep.Notes, "load job: "+loadErr.Error())
 	}
