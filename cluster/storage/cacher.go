@@ -497,10 +497,16 @@ func (c *Cacher) Freeze(d time.Duration) {
 	c.frozenUntil.Store(time.Now().Add(d).UnixNano())
 }
 
-func (c *Cacher) frozen() bool { return time.Now().UnixNano() < c.frozenUntil.Load() }
+func (c *Cacher) frozen() bool {
+	until := c.frozenUntil.Load()
+	return until != 0 && time.Now().UnixNano() < until
+}
 
 // waitThaw waits while the cache is frozen.
 func (c *Cacher) waitThaw(ctx context.Context) {
+	if c.frozenUntil.Load() == 0 {
+		return // never frozen: the hot path
+	}
 	for ctx.Err() == nil {
 		left := time.Duration(c.frozenUntil.Load() - time.Now().UnixNano())
 		if left <= 0 {
