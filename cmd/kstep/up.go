@@ -59,6 +59,12 @@ down" stops it.`,
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("up: %w", err)
 			}
+			if cfg.TraceDir != "" {
+				// The actors open their files in it; they do not make it.
+				if err := os.MkdirAll(cfg.TraceDir, 0o755); err != nil {
+					return fmt.Errorf("up: --trace-dir: %w", err)
+				}
+			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			stderr := cmd.ErrOrStderr()
