@@ -651,7 +651,7 @@ func killOrder(pods []corev1.Pod, deleted map[types.UID]bool) []corev1.Pod {
 	var c []corev1.Pod
 	for _, p := range pods {
 		ref := metav1.GetControllerOf(&p)
-		if ref == nil || ref.Kind != "ReplicaSet" || deleted[p.UID] || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || !podReady(&p) {
+		if ref == nil || ref.Kind != "ReplicaSet" || deleted[p.UID] || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || !loadgen.PodReady(&p) {
 			continue
 		}
 		c = append(c, p)
@@ -680,15 +680,6 @@ func killOrder(pods []corev1.Pod, deleted map[types.UID]bool) []corev1.Pod {
 		out[i] = c[k]
 	}
 	return out
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // loadSelector selects the load job's objects and pods.

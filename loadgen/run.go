@@ -133,7 +133,7 @@ func (w *watcher) observe(obj any) {
 		w.running.Add(1)
 		w.stamp(at, ClientPodRunning, pod)
 	}
-	if !st.ready && podReady(pod) {
+	if !st.ready && PodReady(pod) {
 		st.ready = true
 		w.ready.Add(1)
 		w.tracer.EmitAt(at, trace.PodReadyObserved, "Pod", pod.Namespace, pod.Name, pod.UID)
@@ -209,7 +209,8 @@ func (w *watcher) owners() []PodOwner {
 	return out
 }
 
-func podReady(p *corev1.Pod) bool {
+// PodReady reports whether p's Ready condition is True.
+func PodReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
