@@ -41,8 +41,10 @@ apiserver, the controller-manager or scheduler leader, a kubelet, a node's
 containerd or a whole node — resolved when the fault fires — and measure
 each fault's detection and recovery. Then check the invariants (no
 acknowledged write lost, no ReplicaSet over its replicas, no pod bound
-twice, no watch gap against etcd's history, equal etcd hashes, convergence)
-and evaluate the gate.
+twice, equal etcd hashes, convergence; linearizability of consistent GETs,
+LISTs and compare-and-set updates by porcupine; the watch guarantees:
+ordered, unique, reliable against etcd's history, bookmarkable,
+resumable) and evaluate the gate.
 
 --provider external --kubeconfig PATH [--context NAME] runs against a
 cluster kstep does not run, through its API only: the API-level faults
@@ -53,8 +55,10 @@ a pod) need --allow-disruption there; kill-pods (the load's pods deleted
 at a rate) and scale (the load's ReplicaSets or Deployments scaled and
 back) touch only what kstep created and need no flag. Faults that need the
 cluster's processes or network (kill, stop, pause, restart, partition,
-isolate, link, fill) are refused with exit 2 before anything starts. The
-API-level faults run on every provider.
+isolate, link, fill, failpoint) are refused with exit 2 before anything
+starts, and so is a run whose credentials may not do what the scenario
+needs (each missing permission named). The API-level faults run on every
+provider.
 
 --scenario is a built-in scenario, a Scenario YAML file, or "all" (every
 built-in one; those needing real nodes are skipped where real nodes cannot
@@ -63,7 +67,8 @@ or a Gate YAML file. The run directory gets chaos.json, chaos.md and
 chaos.html, the actors' traces and logs.
 
 Exit status: 0 the gate passed, 1 it failed, 2 a usage error (a bad flag,
-scenario or gate file, or a scenario --provider external refuses), 3 the run could not complete (before this release
+scenario or gate file, a scenario --provider external refuses, or
+credentials that may not do what it needs), 3 the run could not complete (before this release
 that was 2).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
