@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -454,7 +456,7 @@ func podEvicted(pods []PodEvent, nodes map[string]bool, from, end time.Time) (*f
 			return ms(e.At.Sub(from)), e.Key + " left " + e.Node
 		}
 	}
-	return nil, "no pod seen leaving " + strings.Join(sortedKeys(nodes), ",")
+	return nil, "no pod seen leaving " + strings.Join(slices.Sorted(maps.Keys(nodes)), ",")
 }
 
 // nodeGone is when the node watch saw one of nodes deleted in [from, end).
@@ -464,7 +466,7 @@ func nodeGone(samples []NodeSample, nodes map[string]bool, from, end time.Time) 
 			return ms(s.At.Sub(from)), "Node " + s.Node + " deleted"
 		}
 	}
-	return nil, "no deletion of " + strings.Join(sortedKeys(nodes), ",") + " seen"
+	return nil, "no deletion of " + strings.Join(slices.Sorted(maps.Keys(nodes)), ",") + " seen"
 }
 
 // nodeReturned is the first moment in [from, end) at which every one of
@@ -502,15 +504,6 @@ func nodeReturned(h *History, nodes map[string]bool, from, end time.Time) (time.
 		return back, note
 	}
 	return whole, note + "; its ReplicaSets whole again after it"
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // externalNodes is how many nodes the external cluster has, for the
@@ -641,7 +634,7 @@ func (w *workloadRun) hit(rs string) {
 func (w *workloadRun) replicaSets() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return sortedKeys(w.rs)
+	return slices.Sorted(maps.Keys(w.rs))
 }
 
 // killOrder is the order kill-pods deletes pods in: Ready, active pods of

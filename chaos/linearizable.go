@@ -3,7 +3,6 @@ package chaos
 import (
 	"fmt"
 	"hash/fnv"
-	"os"
 	"path/filepath"
 	"sort"
 	"syscall"
@@ -345,15 +344,4 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// linDir makes sure the visualization's directory exists.
-func linDir(dir string) string {
-	if dir == "" {
-		return ""
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return ""
-	}
-	return dir
 }

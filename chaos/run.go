@@ -609,7 +609,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 		bookmarkable.Checked = true
 		bookmarkable.Detail = []string{"no bookmark arrived: the cluster's apiservers send them at their own period; nothing to check"}
 	}
-	linInv, linStats := CheckLinearizable(inits, ops, ls, 0, linDir(filepath.Dir(traces)))
+	linInv, linStats := CheckLinearizable(inits, ops, ls, 0, filepath.Dir(traces))
 	rep.Linearizability = &linStats
 	rep.Invariants = []Invariant{lost, CheckRSOverReplicas(h.Pods, h.RS), CheckBoundOnce(h.Pods),
 		CheckWatchOrdered(watchers), CheckWatchUnique(watchers), reliable, bookmarkable, resumable, linInv}

@@ -55,6 +55,10 @@ type WatchEvent struct {
 	Key  string `json:"key"`
 }
 
+func eventOf(t watch.EventType, m metav1.Object, rv int64) WatchEvent {
+	return WatchEvent{RV: rv, Type: string(t), Key: m.GetNamespace() + "/" + m.GetName()}
+}
+
 // WatchBookmark is one bookmark, after After events of the log.
 type WatchBookmark struct {
 	RV    int64 `json:"rv"`
@@ -263,7 +267,7 @@ func (w *watcher) run(ctx context.Context, onObject func(obj runtime.Object, del
 				continue
 			}
 			fromBookmark = false
-			out.Events = append(out.Events, WatchEvent{RV: n, Type: string(ev.Type), Key: m.GetNamespace() + "/" + m.GetName()})
+			out.Events = append(out.Events, eventOf(ev.Type, m, n))
 			count := len(out.Events)
 			w.mu.Unlock()
 			w.lastRV.Store(n)
@@ -346,7 +350,7 @@ func (r *ResumeLog) read(ctx context.Context, st watch.Interface) {
 				continue
 			}
 			n, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
-			r.Events = append(r.Events, WatchEvent{RV: n, Type: string(ev.Type), Key: m.GetNamespace() + "/" + m.GetName()})
+			r.Events = append(r.Events, eventOf(ev.Type, m, n))
 			if n >= r.Upto {
 				return
 			}

@@ -44,8 +44,6 @@ type failpoints struct {
 	mu sync.Mutex
 	// drop: resource → the User-Agent substring and how many events left.
 	drop map[string]dropArm
-	// frozen is until when each frozen resource is (for GET).
-	frozen map[string]time.Time
 }
 
 type dropArm struct {
@@ -102,11 +100,6 @@ func (s *Server) serveFailpoints(w http.ResponseWriter, r *http.Request) {
 		for res, c := range s.cachers {
 			if resource == "" || res == resource {
 				c.Freeze(d)
-				if d > 0 {
-					f.frozen[res] = time.Now().Add(d)
-				} else {
-					delete(f.frozen, res)
-				}
 			}
 		}
 		s.log.Warn("failpoint", "name", name, "for", d, "resource", resource)
@@ -137,8 +130,8 @@ func (s *Server) serveFailpoints(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	frozen := map[string]string{}
-	for res, until := range f.frozen {
-		if left := time.Until(until); left > 0 {
+	for res, c := range s.cachers {
+		if left := c.FrozenFor(); left > 0 {
 			frozen[res] = left.Round(time.Millisecond).String()
 		}
 	}

@@ -188,7 +188,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle(netfault.ControlPath, &s.links)
 	mux.Handle(netfault.ControlPath+"/", &s.links)
 	if s.opts.Failpoints {
-		s.failpoints = &failpoints{drop: map[string]dropArm{}, frozen: map[string]time.Time{}}
+		s.failpoints = &failpoints{drop: map[string]dropArm{}}
 		mux.HandleFunc(FailpointPath, s.serveFailpoints)
 		mux.HandleFunc(FailpointPath+"/", s.serveFailpoints)
 	}

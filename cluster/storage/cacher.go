@@ -497,6 +497,11 @@ func (c *Cacher) Freeze(d time.Duration) {
 	c.frozenUntil.Store(time.Now().Add(d).UnixNano())
 }
 
+// FrozenFor is how much longer a Freeze lasts (0: not frozen).
+func (c *Cacher) FrozenFor() time.Duration {
+	return max(time.Duration(c.frozenUntil.Load()-time.Now().UnixNano()), 0)
+}
+
 func (c *Cacher) frozen() bool {
 	until := c.frozenUntil.Load()
 	return until != 0 && time.Now().UnixNano() < until
