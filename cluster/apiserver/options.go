@@ -48,9 +48,11 @@ type Options struct {
 	// TraceFile, when set, receives this apiserver's step events
 	// (rs.received, rs.persisted, pod.persisted) as JSON lines.
 	TraceFile string
-	// WatchFlushInterval bounds how often a busy watch stream is flushed to
-	// its connection; an idle stream is flushed at once. It trades at most
-	// this much delivery latency under load for far fewer syscalls.
+	// WatchFlushInterval bounds how long a watch stream with a backlog
+	// goes unflushed: events already queued are written without a flush,
+	// many per syscall, for at most this long. A stream with nothing more
+	// queued is flushed at once, so an idle stream never waits; 0 flushes
+	// every event.
 	WatchFlushInterval time.Duration
 
 	// TLSCertFile and TLSKeyFile, when set, make the apiserver serve HTTPS

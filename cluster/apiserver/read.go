@@ -221,7 +221,7 @@ func (q *request) writeObjects(out output, objs []runtime.Object, rv, cont strin
 
 // watch streams events from the watch cache. The stream is JSON frames,
 // {"type":...,"object":...}, one per line, flushed whenever the watcher has
-// nothing more queued.
+// nothing more queued (and at least every WatchFlushInterval while it has).
 func (q *request) watch() error {
 	p, err := parseListParams(q.r.URL.Query(), q.res, q.ri.Namespace)
 	if err != nil {
@@ -326,36 +326,27 @@ func (q *request) watch() error {
 	}
 	defer w.Stop()
 	flush()
-	// An idle stream is flushed at once, event by event. A busy one is
-	// flushed at most once per WatchFlushInterval, many events per write:
-	// with a thousand watchers, one syscall per event per watcher is what
-	// the CPU would otherwise spend its time on.
+	// A stream is flushed whenever nothing more is queued for it: an idle
+	// stream hands each event on at once, as upstream's watch server
+	// does. Only a backlog coalesces: events already queued are written
+	// into the buffer without a flush, many per syscall (with a thousand
+	// watchers, a syscall per event per watcher is where the CPU would go
+	// under load), but never for longer than WatchFlushInterval, so a
+	// stream that stays busy is still flushed that often.
 	interval := q.s.opts.WatchFlushInterval
 	var lastFlush time.Time
 	dirty := false
 	for {
-		var it storage.Item
-		var got bool
-		if dirty {
-			wait := interval - time.Since(lastFlush)
-			if wait <= 0 {
-				if flush() != nil {
-					return nil
-				}
-				lastFlush, dirty = time.Now(), false
-				continue
+		if dirty && (w.Pending() == 0 || time.Since(lastFlush) >= interval) {
+			if flush() != nil {
+				return nil
 			}
-			it, got, err = w.NextWithin(ctx, wait)
-		} else {
-			it, err = w.Next(ctx)
-			got = err == nil
+			lastFlush, dirty = time.Now(), false
 		}
+		it, err := w.Next(ctx)
 		if err != nil {
 			flush()
 			return nil // timeout, client gone, or closed by the cache: end the stream
-		}
-		if !got {
-			continue // the flush is due
 		}
 		if it.Type != watch.Bookmark && q.s.failpoints.dropEvent(q.res.storageName(), q.r.UserAgent()) {
 			continue
@@ -368,12 +359,6 @@ func (q *request) watch() error {
 			return nil // a write failed (the stall deadline, or the client went): bufio keeps the error
 		}
 		dirty = true
-		if w.Pending() == 0 && time.Since(lastFlush) >= interval {
-			if flush() != nil {
-				return nil
-			}
-			lastFlush, dirty = time.Now(), false
-		}
 	}
 }
 

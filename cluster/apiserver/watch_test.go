@@ -417,3 +417,41 @@ func TestCompactedResourceVersion(t *testing.T) {
 		t.Fatal("no event after resuming")
 	}
 }
+
+// TestIdleWatchIsFlushedAtOnce: a watch stream with nothing more queued is
+// flushed as soon as an event is written, however recently it was flushed
+// last. The flush interval is set far above the test's ceiling, so a stream
+// that waited out the interval (a lone event arriving soon after the
+// previous flush) fails it.
+func TestIdleWatchIsFlushedAtOnce(t *testing.T) {
+	url, _ := testenv.Etcd(t)
+	api := testenv.StartAPIServer(t, url, func(o *apiserver.Options) { o.WatchFlushInterval = time.Minute })
+	cs, err := kubernetes.NewForConfig(api.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	pods := cs.CoreV1().Pods("default")
+	w, err := pods.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	const ceiling = 5 * time.Second // generous; the interval is a minute
+	for i := range 5 {
+		name := fmt.Sprintf("flush-%d", i)
+		start := time.Now()
+		if _, err := pods.Create(ctx, testPod(name), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ev := <-w.ResultChan():
+			if p, ok := ev.Object.(*corev1.Pod); !ok || ev.Type != watch.Added || p.Name != name {
+				t.Fatalf("event %d: %v %v", i, ev.Type, ev.Object)
+			}
+			t.Logf("event %d delivered %v after its create began", i, time.Since(start))
+		case <-time.After(ceiling):
+			t.Fatalf("event %d not delivered within %v: the idle stream waited for the flush interval", i, ceiling)
+		}
+	}
+}

@@ -9,7 +9,10 @@
 //     nodeInfo), the Lease in kube-node-lease renewed every
 //     LeaseRenewInterval (2 s), node status every StatusUpdateFrequency
 //     (10 s) and at once when readiness changes; Ready=True once the
-//     runtime answers Version and Status.
+//     runtime answers Version and Status. Each periodic loop (Lease,
+//     status check, relist) runs at its own phase in its period, the node
+//     name's hash, so hundreds of hollow kubelets started together do not
+//     renew in one burst.
 //   - podworkers.go: the pod source (one informer per kubelet, field
 //     selector spec.nodeName=<node>) and one worker goroutine per pod:
 //     syncs of one pod are serialized; wakes (pod events, relist changes,

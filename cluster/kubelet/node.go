@@ -260,6 +260,9 @@ func equalStringMaps(a, b map[string]string) bool {
 // status every StatusUpdateFrequency, and at once when readiness changes.
 func (k *Kubelet) runNodeStatus(ctx context.Context) {
 	check := min(time.Second, k.cfg.StatusUpdateFrequency)
+	if !k.waitPhase(ctx, check) {
+		return
+	}
 	t := k.clock.NewTicker(check)
 	defer t.Stop()
 	for {
@@ -313,6 +316,12 @@ func (k *Kubelet) writeNodeStatus(ctx context.Context) error {
 // runLease renews the node's Lease in kube-node-lease every
 // LeaseRenewInterval: the heartbeat the node lifecycle controller watches.
 func (k *Kubelet) runLease(ctx context.Context) {
+	if err := k.renewLease(ctx); err != nil && ctx.Err() == nil {
+		k.log.Warn("lease renewal", "err", err)
+	}
+	if !k.waitPhase(ctx, k.cfg.LeaseRenewInterval) {
+		return
+	}
 	t := k.clock.NewTicker(k.cfg.LeaseRenewInterval)
 	defer t.Stop()
 	for {

@@ -18,20 +18,56 @@ import (
 // no longer has), whose workers then remove them. It starts only after the
 // pod informer synced, so "not in the informer" means gone.
 func (k *Kubelet) runRelist(ctx context.Context) {
-	t := k.clock.NewTicker(k.cfg.RelistPeriod)
-	defer t.Stop()
 	var prev map[types.UID]uint64
-	for {
+	once := func() {
 		if next, err := k.relist(ctx, prev); err == nil {
 			prev = next
 		} else if ctx.Err() == nil {
 			k.log.Warn("relist", "err", err)
 		}
+	}
+	once()
+	if !k.waitPhase(ctx, k.cfg.RelistPeriod) {
+		return
+	}
+	t := k.clock.NewTicker(k.cfg.RelistPeriod)
+	defer t.Stop()
+	for {
+		once()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
 		}
+	}
+}
+
+// phase is this kubelet's offset into a period of its periodic work (Lease
+// renewal, relist, node status): the node name's hash spread over the
+// period. Real kubelets start when their machines do; a hollow-nodes
+// process starts hundreds at once, and without a phase of their own their
+// renewals would reach the apiserver and etcd together, a burst every
+// period that the pods written during it wait behind.
+func (k *Kubelet) phase(period time.Duration) time.Duration {
+	return phaseOf(k.cfg.NodeName, period)
+}
+
+func phaseOf(node string, period time.Duration) time.Duration {
+	if period <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(node))
+	return time.Duration(h.Sum64() % uint64(period))
+}
+
+// waitPhase waits out phase(period); false when ctx ended first.
+func (k *Kubelet) waitPhase(ctx context.Context, period time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-k.clock.After(k.phase(period)):
+		return true
 	}
 }
 

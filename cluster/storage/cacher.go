@@ -898,8 +898,9 @@ type Watcher struct {
 	minRV   int64 // live events at or below this are already covered
 	lastRV  int64 // the last revision delivered
 
-	// Timers reused across Next calls; only the watch's one reader uses them.
-	bookmark, expire *time.Timer
+	// The bookmark timer, reused across Next calls; only the watch's one
+	// reader uses it.
+	bookmark *time.Timer
 }
 
 func (w *Watcher) itemFor(c *Cacher, ev *event) (Item, bool) {
@@ -921,19 +922,6 @@ func (w *Watcher) terminate() { w.doneOnce.Do(func() { close(w.done) }) }
 // the cache relisted). Clients resume from their last resourceVersion.
 var ErrWatchClosed = errors.New("watch closed by the watch cache")
 
-// Next returns the next item, blocking until there is one, a bookmark is
-// due, ctx ends, or the cache closes the watch.
-func (w *Watcher) Next(ctx context.Context) (Item, error) {
-	it, _, err := w.next(ctx, nil)
-	return it, err
-}
-
-// NextWithin is Next with a deadline: ok is false when d passed first.
-func (w *Watcher) NextWithin(ctx context.Context, d time.Duration) (it Item, ok bool, err error) {
-	w.expire = resetTimer(w.expire, d)
-	return w.next(ctx, w.expire.C)
-}
-
 // resetTimer reuses t (one per watcher: Next runs on every event of every
 // watcher, and a fresh timer each time is garbage on the fan-out path). Since
 // Go 1.23 Reset also discards a value the old timer may have left.
@@ -945,13 +933,15 @@ func resetTimer(t *time.Timer, d time.Duration) *time.Timer {
 	return t
 }
 
-func (w *Watcher) next(ctx context.Context, expire <-chan time.Time) (Item, bool, error) {
+// Next returns the next item, blocking until there is one, a bookmark is
+// due, ctx ends, or the cache closes the watch.
+func (w *Watcher) Next(ctx context.Context) (Item, error) {
 	if len(w.initial) > 0 {
 		it := w.initial[0]
 		w.initial[0] = Item{}
 		w.initial = w.initial[1:]
 		w.lastRV = max(w.lastRV, it.Entry.RV)
-		return it, true, nil
+		return it, nil
 	}
 	// A bookmark is offered after BookmarkInterval without an item.
 	var tick <-chan time.Time
@@ -963,27 +953,25 @@ func (w *Watcher) next(ctx context.Context, expire <-chan time.Time) (Item, bool
 		select {
 		case it := <-w.ch:
 			w.lastRV = max(w.lastRV, it.Entry.RV)
-			return it, true, nil
+			return it, nil
 		case <-w.done:
 			// Deliver what was queued before the close.
 			select {
 			case it := <-w.ch:
 				w.lastRV = max(w.lastRV, it.Entry.RV)
-				return it, true, nil
+				return it, nil
 			default:
 			}
-			return Item{}, false, ErrWatchClosed
+			return Item{}, ErrWatchClosed
 		case <-ctx.Done():
-			return Item{}, false, ctx.Err()
-		case <-expire:
-			return Item{}, false, nil
+			return Item{}, ctx.Err()
 		case <-tick:
 			// Every event at or below rv was queued before rv was published;
 			// with the queue empty they have all been delivered.
 			rv := w.c.RV()
 			if len(w.ch) == 0 && rv >= w.lastRV {
 				w.lastRV = rv
-				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv, 0)}, true, nil
+				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv, 0)}, nil
 			}
 			w.bookmark.Reset(w.opts.BookmarkInterval)
 		}
@@ -999,9 +987,7 @@ func (w *Watcher) Stop() {
 	w.c.removeLocked(w)
 	w.c.mu.Unlock()
 	w.terminate()
-	for _, t := range []*time.Timer{w.bookmark, w.expire} {
-		if t != nil {
-			t.Stop()
-		}
+	if w.bookmark != nil {
+		w.bookmark.Stop()
 	}
 }

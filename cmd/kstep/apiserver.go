@@ -50,7 +50,7 @@ stateless: several run side by side on the same etcd cluster.`,
 	f.DurationVar(&opts.WatchStallTimeout, "watch-stall-timeout", opts.WatchStallTimeout, "close a watch whose client has not taken what was written to it for this long (it resumes or relists); 0: never")
 	f.DurationVar(&opts.BookmarkInterval, "bookmark-interval", opts.BookmarkInterval, "how often watchers that asked for bookmarks get one")
 	f.StringVar(&opts.TraceFile, "trace-file", "", "append step events (rs.received, rs.persisted, pod.persisted) as JSON lines to this file")
-	f.DurationVar(&opts.WatchFlushInterval, "watch-flush-interval", opts.WatchFlushInterval, "how often a busy watch stream is flushed at most; idle streams flush at once")
+	f.DurationVar(&opts.WatchFlushInterval, "watch-flush-interval", opts.WatchFlushInterval, "how long a watch stream with a backlog goes unflushed at most (queued events share a write); a stream with nothing more queued is flushed at once; 0: every event")
 	f.StringVar(&opts.TLSCertFile, "tls-cert-file", "", "serve HTTPS with this certificate (PEM); without it the apiserver serves plain HTTP")
 	f.StringVar(&opts.TLSKeyFile, "tls-private-key-file", "", "the private key (PEM) of --tls-cert-file")
 	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "authenticate client certificates signed by this CA (CommonName: user, Organization: groups)")
