@@ -18,7 +18,7 @@
 // records whether the outside view was taken (always on external, the
 // profile's outsideView elsewhere): what compare's cross view needs.
 //
-// Profiles are built in (quick, nightly, scale) or read from YAML (kind
+// Profiles are built in (quick, nightly, scale, light, saturation) or read from YAML (kind
 // BenchProfile: the cluster's provider.Topology, a LoadJob, a repeat count,
 // and endpointsStamp: which controller stamps step ⑧'s endpoints.updated,
 // passed to every controller-manager as --endpoints-stamp and recorded in

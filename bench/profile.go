@@ -195,6 +195,24 @@ var Builtin = map[string]Profile{
 	// missed their grace period, so the run compared nothing night to night.
 	"nightly": repeated(5, builtin("nightly", 2000, 3, 2, 500, 20, 10, 20*time.Minute)),
 	"scale":   builtin("scale", 5000, 1, 0, 1000, 100, 20, 30*time.Minute),
+	// light is the light-load floor: 100 ReplicaSets of one replica, one
+	// every 100 ms, on 50 hollow nodes; the control plane is idle between
+	// them, so its latency is the path's own, nothing queued.
+	"light": asUser(builtin("light", 100, 1, 0, 50, 10, 1, 2*time.Minute)),
+	// saturation offers 2,000 ReplicaSets of one replica as fast as the
+	// load generator sends them (a 5,000/s bucket, 100 deep: the client is
+	// not the limit) to 200 hollow nodes: its pods/s is the cluster's
+	// throughput, its CPU per pod the cost of one.
+	"saturation": asUser(builtin("saturation", 2000, 1, 0, 200, 5000, 100, 10*time.Minute)),
+}
+
+// asUser runs both of step ⑧'s writers, the Endpoints and the
+// EndpointSlice controllers, as `kstep up` and upstream do: light and
+// saturation measure the cluster a user has (hollow-node Events and managed
+// fields are on in every profile).
+func asUser(p Profile) Profile {
+	p.EndpointsWriters = WritersBoth
+	return p
 }
 
 // repeated sets a profile's Repeat: nightly runs five times, the fewest a

@@ -181,11 +181,18 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	if external {
 		labels = map[string]string{provider.RunLabel: label}
 	}
+	// The load's window of every actor's CPU: the accounts read when the
+	// load begins and when it ends (the actors' start-up and teardown are
+	// not the pods' cost).
+	usageBefore := p.Usage(ctx)
+	loadStart := time.Now()
 	res, lerr := loadgen.Run(ctx, &prof.Job, loadgen.Options{Client: cs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl"), Progress: opts.Progress,
 		Labels: labels, Outside: run.OutsideView})
 	if lerr != nil {
 		invalid("load job: %v", lerr)
 	}
+	usageAfter := p.Usage(ctx)
+	loadS := time.Since(loadStart).Seconds()
 	run.Disruptions = stopDisruptions()
 	run.Disrupted = len(run.Disruptions) > 0
 	for _, d := range run.Disruptions {
@@ -217,8 +224,11 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	logf("tearing down")
 	down()
 	run.DurationS = time.Since(started).Seconds()
-	if u := p.Usage(); len(u) > 0 {
-		run.Actors = actorUsage(u)
+	if u := p.Usage(ctx); len(u) > 0 {
+		run.Actors = actorUsage(u, usageBefore, usageAfter)
+		if len(usageAfter) > 0 {
+			run.LoadS = loadS
+		}
 	}
 
 	events, sums, sources, err := ReadTraces(traces)
@@ -406,11 +416,17 @@ func observers(actors []provider.Actor, sources map[string]string) (apiOf map[st
 	return apiOf, hollow
 }
 
-// actorUsage orders the provider's accounts by actor name.
-func actorUsage(u map[string]provider.Usage) []results.ActorUsage {
+// actorUsage orders the provider's accounts (u, after Down) by actor name,
+// with each actor's CPU over the load: its account at the load's end less
+// its account at the load's start.
+func actorUsage(u, before, after map[string]provider.Usage) []results.ActorUsage {
 	out := make([]results.ActorUsage, 0, len(u))
 	for _, name := range slices.Sorted(maps.Keys(u)) {
-		out = append(out, results.ActorUsage{Actor: name, CPUSeconds: u[name].CPUSeconds, PeakRSSMB: float64(u[name].PeakRSSBytes) / (1 << 20)})
+		a := results.ActorUsage{Actor: name, CPUSeconds: u[name].CPUSeconds, PeakRSSMB: float64(u[name].PeakRSSBytes) / (1 << 20)}
+		if end, ok := after[name]; ok {
+			a.LoadCPUSeconds = max(0, end.CPUSeconds-before[name].CPUSeconds)
+		}
+		out = append(out, a)
 	}
 	return out
 }

@@ -312,6 +312,16 @@ func (b *builder) run(r *Run) {
 			// run.json has MiB of a byte count: back to whole bytes.
 			b.gauge(rss, math.Round(a.PeakRSSMB*(1<<20)), a.Actor)
 		}
+		if _, ok := r.LoadCPU(); ok {
+			load := b.desc("kstep_actor_load_cpu_seconds", "CPU time (user + system) an actor's processes used during the load alone.", "actor")
+			for _, a := range r.Actors {
+				b.gauge(load, a.LoadCPUSeconds, a.Actor)
+			}
+			if ms, ok := r.CPUMsPerPod(); ok {
+				per := b.desc("kstep_cluster_cpu_per_pod_core_milliseconds", "The whole cluster's CPU time during the load divided by the run's pods.")
+				b.gauge(per, ms)
+			}
+		}
 	}
 
 	b.etcd(r)

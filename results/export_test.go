@@ -68,9 +68,10 @@ func exportRun() *Run {
 			{Verb: "create", Resource: "apps/replicasets", Count: 8, MeanMS: 7.125, P50MS: 6.2, P99MS: 25.1},
 		},
 		Actors: []ActorUsage{
-			{Actor: "apiserver-0", CPUSeconds: 4.75, PeakRSSMB: 142.5},
-			{Actor: "etcd-0", CPUSeconds: 1.5, PeakRSSMB: 61.25},
+			{Actor: "apiserver-0", CPUSeconds: 4.75, LoadCPUSeconds: 2.5, PeakRSSMB: 142.5},
+			{Actor: "etcd-0", CPUSeconds: 1.5, LoadCPUSeconds: 1.5, PeakRSSMB: 61.25},
 		},
+		LoadS: 10,
 		Etcd: []EtcdMember{
 			{Name: "etcd-0", Leader: true, ProposalsCommitted: 412, Fsyncs: 398, FsyncP50MS: 0.75, FsyncP99MS: 6.5, BackendCommitP99MS: 12.5},
 			{Name: "etcd-1", LeaderChanges: 1, ProposalsCommitted: 412, HeartbeatFailures: 2, Fsyncs: 401, FsyncP50MS: 0.8, FsyncP99MS: 7.25, BackendCommitP99MS: 14},
@@ -231,6 +232,14 @@ func TestMetricsValues(t *testing.T) {
 				t.Errorf("%s%v lacks the run's profile and provider", name, got)
 			}
 		}
+	}
+
+	// The load's CPU by actor, and the cluster's per pod: 4 s over 8 pods.
+	if got := one(t, mfs, "kstep_actor_load_cpu_seconds", map[string]string{"actor": "apiserver-0"}).GetGauge().GetValue(); got != 2.5 {
+		t.Errorf("apiserver-0's load CPU %v s, want 2.5", got)
+	}
+	if got := one(t, mfs, "kstep_cluster_cpu_per_pod_core_milliseconds", nil).GetGauge().GetValue(); got != 500 {
+		t.Errorf("CPU per pod %v core-ms, want 500", got)
 	}
 
 	// ⑥ twice, one series per node kind.

@@ -106,8 +106,12 @@ func HTML(r *Run) string {
 		}
 	}
 	if len(r.Actors) > 0 {
-		b.WriteString("<h2>Actors: CPU and memory</h2>")
-		htmlTable(&b, actorHeader, actorRows(r))
+		b.WriteString("<h2>Actors: CPU and memory</h2><p>" + esc(cpuIntro) + "</p>")
+		h, rows := actorTable(r)
+		htmlTable(&b, h, rows)
+		if line := cpuSentence(r); line != "" {
+			b.WriteString("<p>" + esc(line) + "</p>")
+		}
 	}
 	b.WriteString("<p>Trace drops: " + esc(fmtDrops(r)))
 	if len(r.DropsUnknown) > 0 {

@@ -193,8 +193,12 @@ func Table(w io.Writer, r *Run) error {
 	}
 	if len(r.Actors) > 0 {
 		fmt.Fprintln(w, "\nactors:")
-		if err := termTable(w, actorHeader, actorRows(r)); err != nil {
+		h, rows := actorTable(r)
+		if err := termTable(w, h, rows); err != nil {
 			return err
+		}
+		if line := cpuSentence(r); line != "" {
+			fmt.Fprintln(w, line)
 		}
 	}
 	return nil
@@ -447,15 +451,7 @@ func apiRows(r *Run, limit int) [][]string {
 
 var apiHeader = []any{"verb", "resource", "requests", "errors", "mean ms", "p50 ms", "p99 ms"}
 
-func actorRows(r *Run) [][]string {
-	var out [][]string
-	for _, a := range r.Actors {
-		out = append(out, []string{a.Actor, fmt.Sprintf("%.2f", a.CPUSeconds), fmt.Sprintf("%.1f", a.PeakRSSMB)})
-	}
-	return out
-}
 
-var actorHeader = []any{"actor", "cpu s", "peak rss MiB"}
 
 func disruptionRows(r *Run) [][]string {
 	var out [][]string
@@ -564,8 +560,12 @@ func writeActorsMD(b *strings.Builder, r *Run) {
 	if len(r.Actors) == 0 {
 		return
 	}
-	b.WriteString("\n## Actors: CPU and memory\n\n")
-	mdTable(b, actorHeader, actorRows(r))
+	b.WriteString("\n## Actors: CPU and memory\n\n" + cpuIntro + "\n\n")
+	h, rows := actorTable(r)
+	mdTable(b, h, rows)
+	if line := cpuSentence(r); line != "" {
+		b.WriteString("\n" + strings.ToUpper(line[:1]) + line[1:] + ".\n")
+	}
 }
 
 // sourcesLine says which steps the harness stamped and which the cluster

@@ -80,7 +80,8 @@ func goldenRun() *Run {
 			{Verb: "create", Resource: "events", Count: 12, MeanMS: 2.2, P50MS: 1.9, P99MS: 6.1},
 			{Verb: "patch", Resource: "events", Count: 1, MeanMS: 2.4, P50MS: 2.4, P99MS: 2.4},
 		},
-		Actors:      []ActorUsage{{Actor: "apiserver-0", CPUSeconds: 12.34, PeakRSSMB: 210.5}, {Actor: "etcd-0", CPUSeconds: 8.5, PeakRSSMB: 80}},
+		Actors:      []ActorUsage{{Actor: "apiserver-0", CPUSeconds: 12.34, LoadCPUSeconds: 0.06, PeakRSSMB: 210.5}, {Actor: "etcd-0", CPUSeconds: 8.5, LoadCPUSeconds: 0.03, PeakRSSMB: 80}},
+		LoadS:       30,
 		Disruptions: []Disruption{{AtS: 36.2, Kind: "leader", Detail: "kube-system/kstep-scheduler: scheduler-0 → scheduler-1"}, {AtS: 41.9, Kind: "node", Detail: "hollow-338 left Ready (Ready=Unknown NodeStatusUnknown)"}},
 		Etcd: []EtcdMember{
 			{Name: "etcd-0", Leader: true, ProposalsCommitted: 3712, Fsyncs: 3650, FsyncP50MS: 0.61, FsyncP99MS: 4.2, BackendCommitP99MS: 9.8},

@@ -87,8 +87,13 @@ type Run struct {
 	// apiserver's /metrics at the end of the load: every client's requests
 	// (controllers, schedulers, kubelets and the load generator).
 	API []APILatency `json:"api,omitempty"`
-	// Actors is what each actor's processes consumed over the run.
+	// Actors is what each actor's processes consumed over the run, and
+	// over the load alone.
 	Actors []ActorUsage `json:"actors,omitempty"`
+	// LoadS is the load's wall time, the window of the actors'
+	// LoadCPUSeconds: from the first request of the load job to its end
+	// (every pod Ready, and the job's later phases). 0: not measured.
+	LoadS float64 `json:"load_s,omitempty"`
 	// Etcd is each member's work during the load phase.
 	Etcd []EtcdMember `json:"etcd,omitempty"`
 	// Disruptions seen during the load, in order; a healthy run has none.
@@ -212,9 +217,15 @@ type Disruption struct {
 
 // ActorUsage is one actor's CPU time and peak resident memory.
 type ActorUsage struct {
-	Actor      string  `json:"actor"`
+	Actor string `json:"actor"`
+	// CPUSeconds is over the actor's whole life: start-up, load and
+	// teardown.
 	CPUSeconds float64 `json:"cpu_s"`
-	PeakRSSMB  float64 `json:"peak_rss_mb"`
+	// LoadCPUSeconds is over the load alone (Run.LoadS): the provider's
+	// accounts read when the load began and when it ended. Runs before
+	// the figure existed, and external runs, have none.
+	LoadCPUSeconds float64 `json:"load_cpu_s,omitempty"`
+	PeakRSSMB      float64 `json:"peak_rss_mb"`
 }
 
 // Cluster is the cluster a run measured: its Topology (the same

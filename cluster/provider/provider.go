@@ -125,9 +125,11 @@ type Provider interface {
 	// Kubeconfig is the path of the host's kubeconfig for the cluster, ""
 	// if it has no apiserver.
 	Kubeconfig() string
-	// Usage is what each actor's processes consumed, summed over restarts:
-	// for every actor that has stopped (every actor after Down).
-	Usage() map[string]Usage
+	// Usage is what each actor's processes consumed so far, summed over
+	// restarts: every life that ended and, for a running actor, its
+	// current life up to now, so that two calls bracket a window (the load
+	// of a bench run). Peak memory is of the lives that ended.
+	Usage(ctx context.Context) map[string]Usage
 }
 
 // Usage is what an actor's processes consumed: CPU (user + system, the actor

@@ -161,7 +161,7 @@ profile and provider).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&profile, "profile", "quick", "built-in profile (quick, nightly, scale) or a BenchProfile YAML file")
+	f.StringVar(&profile, "profile", "quick", "built-in profile (quick, nightly, scale, light, saturation) or a BenchProfile YAML file")
 	f.StringVar(&providerName, "provider", provider.Auto, providerFlagUsage+`, or "external" (a cluster kstep does not run, with --kubeconfig: kstep starts nothing)`)
 	f.StringVar(&out, "out", "", "run directory, or set directory with --repeat (default results/runs/<timestamp>-<profile>)")
 	f.StringVar(&binary, "kstep-binary", "", "kstep binary the actors run (default: this one)")

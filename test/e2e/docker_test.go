@@ -163,7 +163,7 @@ func TestDockerProvider(t *testing.T) {
 		t.Fatalf("%s's container still runs after Stop", victim)
 	}
 	// Its container's usage was read from Docker before it went.
-	if u := p.Usage()[victim]; u.CPUSeconds <= 0 || u.PeakRSSBytes <= 0 {
+	if u := p.Usage(context.Background())[victim]; u.CPUSeconds <= 0 || u.PeakRSSBytes <= 0 {
 		t.Errorf("usage of %s after Stop: %+v, want CPU and memory", victim, u)
 	}
 	notReady := waitFor(t, victim+" NotReady", 2*time.Minute, func() bool {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -17,36 +18,76 @@ import (
 	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
-// Usage is what each actor's containers consumed, summed over restarts:
-// CPU time and the peak memory of the container's cgroup, as the Docker API
-// reports them (cpu_stats.cpu_usage.total_usage, memory_stats.max_usage),
-// sampled just before every stop Stop and Down make. A container restarts
-// with fresh cgroup counters, so each sample is one life of the actor. An
-// actor that died on its own (not through the provider) loses its last
-// life's figures; a node's pods run in cgroups of their own
-// (cgroupParent) and are not counted in the node's.
-func (p *Provider) Usage() map[string]provider.Usage { return p.usage.Usage() }
+// Usage is what each actor's containers consumed so far, summed over
+// restarts: CPU time and the peak memory of the container's cgroup, as the
+// Docker API reports them (cpu_stats.cpu_usage.total_usage,
+// memory_stats.max_usage). Every stop Stop and Down make samples the
+// container first, so each sample is one life of the actor (a container
+// restarts with fresh cgroup counters); a running container's current life
+// is read at the call and counted in its CPU. An actor that died on its own
+// (not through the provider) loses its last life's figures; a node's pods
+// run in cgroups of their own (cgroupParent) and are not counted in the
+// node's.
+func (p *Provider) Usage(ctx context.Context) map[string]provider.Usage {
+	out := p.usage.Usage()
+	st, err := p.recorded()
+	if err != nil {
+		return out
+	}
+	cli, err := p.client(ctx)
+	if err != nil {
+		return out
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, a := range st.Actors {
+		wg.Go(func() {
+			if s, err := p.containerState(ctx, cli, a); err != nil || !s.Running {
+				return
+			}
+			u, err := p.containerUsage(ctx, cli, a)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			acc := out[a.Name]
+			acc.CPUSeconds += u.CPUSeconds
+			out[a.Name] = acc
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
 
 // sampleUsage adds a's container's current counters to its account.
 func (p *Provider) sampleUsage(ctx context.Context, cli client.APIClient, a actorState) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	res, err := cli.ContainerStats(ctx, a.Container, client.ContainerStatsOptions{})
+	u, err := p.containerUsage(ctx, cli, a)
 	if err != nil {
 		p.logf("usage of %s not sampled: %v", a.Name, err)
 		return
 	}
+	p.usage.Add(a.Name, u)
+}
+
+// containerUsage is a's container's counters for its current life.
+func (p *Provider) containerUsage(ctx context.Context, cli client.APIClient, a actorState) (provider.Usage, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := cli.ContainerStats(ctx, a.Container, client.ContainerStatsOptions{})
+	if err != nil {
+		return provider.Usage{}, err
+	}
 	defer res.Body.Close()
 	var st container.StatsResponse
 	if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
-		p.logf("usage of %s not sampled: %v", a.Name, err)
-		return
+		return provider.Usage{}, err
 	}
 	mem := int64(st.MemoryStats.MaxUsage)
 	if mem == 0 {
 		mem = int64(st.MemoryStats.Usage) // cgroup v2 keeps no maximum here
 	}
-	p.usage.Add(a.Name, provider.Usage{CPUSeconds: float64(st.CPUStats.CPUUsage.TotalUsage) / 1e9, PeakRSSBytes: mem})
+	return provider.Usage{CPUSeconds: float64(st.CPUStats.CPUUsage.TotalUsage) / 1e9, PeakRSSBytes: mem}, nil
 }
 
 // terminates reports whether Stop waits for the container to stop after

@@ -263,4 +263,4 @@ func (p *Provider) Kubeconfig() string {
 }
 
 // Usage is empty: kstep accounts only for processes it runs.
-func (p *Provider) Usage() map[string]provider.Usage { return nil }
+func (p *Provider) Usage(context.Context) map[string]provider.Usage { return nil }

@@ -375,11 +375,24 @@ func TestAPIServersReadyAndKubeconfig(t *testing.T) {
 		t.Errorf("apiserver-1 after Start: %v", err)
 	}
 
+	// Usage counts running lives too (read from /proc): apiserver-0 never
+	// exited and is there; after Down every figure is at least what it
+	// was while the actors ran.
+	live := p.Usage(ctx)
+	if _, ok := live["apiserver-0"]; !ok {
+		t.Errorf("Usage while apiserver-0 runs has no figure for it: %v", live)
+	}
 	running := pids(p.Actors())
 	if err := p.Down(ctx); err != nil {
 		t.Fatalf("Down: %v", err)
 	}
 	requireGone(t, running)
+	final := p.Usage(ctx)
+	for name, u := range live {
+		if final[name].CPUSeconds+0.02 < u.CPUSeconds {
+			t.Errorf("%s: CPU %.2f s after Down, %.2f s while it ran", name, final[name].CPUSeconds, u.CPUSeconds)
+		}
+	}
 }
 
 // TestRealAPIServersServeThroughKubeconfig checks the kubeconfig against the

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"context"
 	"os"
 	"syscall"
 
@@ -18,5 +19,31 @@ func (p *Provider) addUsage(actor string, ps *os.ProcessState) {
 	p.usage.Add(actor, u)
 }
 
-// Usage is what each actor's exited processes consumed, summed over restarts.
-func (p *Provider) Usage() map[string]provider.Usage { return p.usage.Usage() }
+// Usage is what each actor's processes consumed so far: every exited life
+// (wait4's rusage) plus, for an actor that is running, its process group's
+// CPU time to now, from /proc (every live process of the group, and what
+// they reaped). Where /proc is not there, a running life is not counted
+// until it exits. A life that ends between the two readings may be
+// counted in neither for the one call.
+func (p *Provider) Usage(ctx context.Context) map[string]provider.Usage {
+	out := p.usage.Usage()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.st == nil {
+		return out
+	}
+	for i := range p.st.Actors {
+		a := &p.st.Actors[i]
+		if ctx.Err() != nil || !p.runningLocked(a) {
+			continue
+		}
+		cpu, err := groupCPUSeconds(a.PID)
+		if err != nil {
+			continue
+		}
+		u := out[a.Name]
+		u.CPUSeconds += cpu
+		out[a.Name] = u
+	}
+	return out
+}
