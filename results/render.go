@@ -451,8 +451,6 @@ func apiRows(r *Run, limit int) [][]string {
 
 var apiHeader = []any{"verb", "resource", "requests", "errors", "mean ms", "p50 ms", "p99 ms"}
 
-
-
 func disruptionRows(r *Run) [][]string {
 	var out [][]string
 	for _, d := range r.Disruptions {
