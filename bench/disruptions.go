@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,8 +41,8 @@ type disruptions struct {
 }
 
 // watchDisruptions starts the watches; stop ends them and returns what they
-// saw, in order.
-func watchDisruptions(ctx context.Context, cs kubernetes.Interface, start time.Time) (stop func() []results.Disruption, err error) {
+// saw, in order; seen is what they saw so far (the watches go on).
+func watchDisruptions(ctx context.Context, cs kubernetes.Interface, start time.Time) (stop, seen func() []results.Disruption, err error) {
 	d := &disruptions{start: start, now: time.Now, holders: map[string]string{}, ready: map[string]bool{}}
 	wctx, cancel := context.WithCancel(ctx)
 	leases := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace("kube-system"))
@@ -51,14 +52,14 @@ func watchDisruptions(ctx context.Context, cs kubernetes.Interface, start time.T
 		UpdateFunc: func(_, obj any) { d.lease(obj) },
 	}); err != nil {
 		cancel()
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := nodes.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { d.node(obj) },
 		UpdateFunc: func(_, obj any) { d.node(obj) },
 	}); err != nil {
 		cancel()
-		return nil, err
+		return nil, nil, err
 	}
 	leases.Start(wctx.Done())
 	nodes.Start(wctx.Done())
@@ -67,14 +68,17 @@ func watchDisruptions(ctx context.Context, cs kubernetes.Interface, start time.T
 	d.mu.Lock()
 	d.synced = true // what the caches held at start is the baseline
 	d.mu.Unlock()
+	seen = func() []results.Disruption {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return slices.Clone(d.out)
+	}
 	return func() []results.Disruption {
 		cancel()
 		leases.Shutdown()
 		nodes.Shutdown()
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.out
-	}, nil
+		return seen()
+	}, seen, nil
 }
 
 func (d *disruptions) add(kind, detail string) {

@@ -18,6 +18,20 @@
 // records whether the outside view was taken (always on external, the
 // profile's outsideView elsewhere): what compare's cross view needs.
 //
+// With Options.FindMax the run is a capacity search (findmax.go) instead
+// of the profile's one job: on the one cluster, the profile's object is
+// offered step after step at a rising rate (×Factor), each step a job of its
+// own that deletes its pods at the end, then bisection between the highest
+// rate that held the SLO and the lowest that broke it. Each step is judged
+// from its own load generator trace (traces/loadgen-fmNN.jsonl) through the
+// outside view, so the search means the same on every provider; the run's
+// step table is the answer's step, its costs per pod over every step's pods.
+// The search's core (search) is pure and tested on synthetic capacities.
+//
+// Each run brackets its load with the provider's Usage, so the actors
+// table has every actor's CPU over the load alone: the cost of a pod by
+// actor.
+//
 // Profiles are built in (quick, nightly, scale, light, saturation) or read from YAML (kind
 // BenchProfile: the cluster's provider.Topology, a LoadJob, a repeat count,
 // and endpointsStamp: which controller stamps step ⑧'s endpoints.updated,

@@ -64,13 +64,14 @@ func TestAnalyzeOutside(t *testing.T) {
 		t.Fatalf("invalid: %v", r.Invalid)
 	}
 	want := map[string]float64{ // name/nodes → p50
-		"outside: client sent → pod seen created/real":               21,
-		"outside: client sent → pod seen created/hollow":             20,
-		"outside: pod seen created → seen bound/hollow":              5,
-		"outside: seen bound → seen Running/real":                    35,
-		"outside: seen Running → seen Ready/hollow":                  10,
-		"outside: client sent → Endpoints seen listing the pod/real": 81,
-		"client → apiserver: sent → 201/all":                         12,
+		"outside: client sent → pod seen created/real":                21,
+		"outside: client sent → pod seen created/hollow":              20,
+		"outside: pod seen created → seen bound/hollow":               5,
+		"outside: control plane: client sent → pod seen bound/hollow": 25,
+		"outside: seen bound → seen Running/real":                     35,
+		"outside: seen Running → seen Ready/hollow":                   10,
+		"outside: client sent → Endpoints seen listing the pod/real":  81,
+		"client → apiserver: sent → 201/all":                          12,
 	}
 	got := map[string]float64{}
 	for _, s := range r.Steps {

@@ -29,6 +29,9 @@ import (
 
 // Options say where and how a run happens.
 type Options struct {
+	// FindMax, when set, makes the run a capacity search (findmax.go)
+	// instead of the profile's one job.
+	FindMax *FindMax
 	// Binary is the kstep binary the actors run; "" is the running one.
 	Binary string
 	// OutDir is the run directory; it must not exist or be empty.
@@ -55,6 +58,11 @@ type Options struct {
 func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error) {
 	if err := prof.Validate(); err != nil {
 		return nil, err
+	}
+	if opts.FindMax != nil {
+		if err := opts.FindMax.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	name, err := provider.Resolve(ctx, opts.Provider, opts.Log)
 	if err != nil {
@@ -88,7 +96,8 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	run := &results.Run{
 		Schema: results.Schema, ID: filepath.Base(out), Provider: opts.Provider, Runtime: "hollow", Profile: prof.Name,
 		Version: opts.Version, Valid: true, StartedAt: started.UTC().Format(time.RFC3339), EndpointsStamp: prof.EndpointsStamp,
-		OutsideView: opts.Provider == provider.External || prof.OutsideView,
+		// A capacity search judges its steps from outside.
+		OutsideView: opts.Provider == provider.External || prof.OutsideView || opts.FindMax != nil,
 	}
 	invalid := func(format string, a ...any) {
 		run.Valid = false
@@ -165,12 +174,20 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	if err != nil {
 		logf("etcd figures will count from the members' start: %v", err)
 	}
-	stopDisruptions, err := watchDisruptions(ctx, cs, time.Now())
+	watchStart := time.Now()
+	stopDisruptions, seenDisruptions, err := watchDisruptions(ctx, cs, watchStart)
 	if err != nil {
 		logf("no disruption watch: %v", err)
 		stopDisruptions = func() []results.Disruption { return nil }
+		seenDisruptions = stopDisruptions
 	}
-	logf("load: %d %s × %d replicas at %.0f qps (burst %d)", prof.Job.Count, prof.Job.Object.Kind, prof.Job.Object.Replicas, prof.Job.QPS, prof.Job.Burst)
+	if opts.FindMax != nil {
+		f := opts.FindMax
+		logf("find-max: %s × %d from %.1f pods/s, ×%.2f a step (%v or %d pods each), bisection to %.0f %%; SLO %s",
+			prof.Job.Object.Kind, prof.Job.Object.Replicas, f.StartPodsPerS, f.Factor, f.StepDuration, f.StepPods, 100*f.Precision, f.SLO.text())
+	} else {
+		logf("load: %d %s × %d replicas at %.0f qps (burst %d)", prof.Job.Count, prof.Job.Object.Kind, prof.Job.Object.Replicas, prof.Job.QPS, prof.Job.Burst)
+	}
 	// On an external cluster everything the job creates carries the run's
 	// label: what the provider removes at Down, and kstep clean after a
 	// run that was killed (a cluster kstep runs goes whole at Down, and
@@ -186,10 +203,25 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	// not the pods' cost).
 	usageBefore := p.Usage(ctx)
 	loadStart := time.Now()
-	res, lerr := loadgen.Run(ctx, &prof.Job, loadgen.Options{Client: cs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl"), Progress: opts.Progress,
-		Labels: labels, Outside: run.OutsideView})
-	if lerr != nil {
-		invalid("load job: %v", lerr)
+	var res *loadgen.Result
+	var lerr error
+	if opts.FindMax != nil {
+		var fm *results.FindMax
+		fm, res, lerr = findMax(ctx, *opts.FindMax, prof.Job, cs, traces, loadgen.Options{Client: cs, Progress: opts.Progress, Labels: labels},
+			seenDisruptions, watchStart, logf)
+		run.FindMax = fm
+		for _, st := range fm.Steps {
+			run.LoadPods += st.Ready
+		}
+		if lerr != nil {
+			invalid("find-max: %v", lerr)
+		}
+	} else {
+		res, lerr = loadgen.Run(ctx, &prof.Job, loadgen.Options{Client: cs, TraceFile: filepath.Join(traces, loadgen.Actor+".jsonl"), Progress: opts.Progress,
+			Labels: labels, Outside: run.OutsideView})
+		if lerr != nil {
+			invalid("load job: %v", lerr)
+		}
 	}
 	usageAfter := p.Usage(ctx)
 	loadS := time.Since(loadStart).Seconds()

@@ -17,6 +17,10 @@
 // again, so a client killed mid-run and run again (kstep load, the chaos
 // client row) converges to exactly the job's objects.
 //
+// A job whose phases delete removes its objects, and waits for their pods
+// to go, also after a ready or scale phase that failed (a capacity search's
+// step past what the cluster sustains leaves nothing to the next one).
+//
 // The arrival schedule (Schedule) is a pure core: given qps, burst and an
 // injected clock it yields send times. Goroutines live only in Run.
 //

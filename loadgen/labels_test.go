@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,5 +47,31 @@ func TestLabelsOnEverythingCreated(t *testing.T) {
 	}
 	if svcs, err := cs.CoreV1().Services("labels-a").List(ctx, sel); err != nil || len(svcs.Items) != 2 {
 		t.Errorf("labelled Services: %v %d, want 2", err, len(svcs.Items))
+	}
+}
+
+// A job that deletes its objects deletes them also when its ready phase
+// fails: no controller runs here, so no pod is ever Ready, and the job ends
+// with the ready phase's error and nothing of it left.
+func TestFailedReadyPhaseStillDeletes(t *testing.T) {
+	url, _ := testenv.Etcd(t)
+	api := testenv.StartAPIServer(t, url, nil)
+	cs := kubernetes.NewForConfigOrDie(api.Config)
+	job := loadgen.Job{Name: "unready", Count: 3, QPS: 50, Namespaces: []string{"unready"}}
+	job.Defaults()
+	job.Object.Service = true
+	job.Phases.Delete = true
+	job.Timeouts.Ready.Duration = time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := loadgen.Run(ctx, &job, loadgen.Options{Client: cs})
+	if err == nil || !strings.Contains(err.Error(), "ready phase") {
+		t.Fatalf("err %v, want the ready phase's", err)
+	}
+	if rss, err := cs.AppsV1().ReplicaSets("unready").List(ctx, metav1.ListOptions{}); err != nil || len(rss.Items) != 0 {
+		t.Errorf("ReplicaSets left: %v %d, want none", err, len(rss.Items))
+	}
+	if svcs, err := cs.CoreV1().Services("unready").List(ctx, metav1.ListOptions{}); err != nil || len(svcs.Items) != 0 {
+		t.Errorf("Services left: %v %d, want none", err, len(svcs.Items))
 	}
 }

@@ -432,40 +432,9 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 		}
 		return nil
 	}
-	// Phase 2: wait Ready.
-	if err := waitReady(job.ExpectedPods()); err != nil {
-		return finish(fmt.Errorf("ready phase: %w", err))
-	}
-	res.ReadyAt = now()
-
-	// Phase 3: scale.
-	if to := job.Phases.ScaleTo; to > 0 {
-		want := job.Count * int(to)
-		prog.retarget(want)
-		sctx, cancel := context.WithTimeout(ctx, job.Timeouts.Create.Duration)
-		err := paced(sctx, job.Count, func(ctx context.Context, i int) error {
-			ns, name := nsOf(i), nameOf(i)
-			sent := now()
-			obj, err := scale(ctx, cs, job.Object.Kind, ns, name, to)
-			if err != nil {
-				return fmt.Errorf("scale %s/%s: %w", ns, name, err)
-			}
-			wl.add(Write{Op: "scale", Kind: job.Object.Kind, Namespace: ns, Name: name, UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion(), SentNS: sent.UnixNano(), AckNS: now().UnixNano()})
-			return nil
-		})
-		cancel()
-		if err != nil {
-			return finish(fmt.Errorf("scale phase: %w", err))
-		}
-		if to > job.Object.Replicas {
-			if err := waitReady(want); err != nil {
-				return finish(fmt.Errorf("scale phase: %w", err))
-			}
-		}
-	}
-
-	// Phase 4: delete.
-	if job.Phases.Delete {
+	// Phase 4: delete. It also runs after a ready or scale phase that
+	// failed, so a job that deletes leaves nothing behind either way.
+	deletePhase := func() error {
 		dctx, cancel := context.WithTimeout(ctx, job.Timeouts.Delete.Duration)
 		defer cancel()
 		err := paced(dctx, job.Count, func(ctx context.Context, i int) error {
@@ -493,14 +462,62 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 			return nil
 		})
 		if err != nil {
-			return finish(fmt.Errorf("delete phase: %w", err))
+			return fmt.Errorf("delete phase: %w", err)
 		}
 		for w.live.Load() > 0 {
 			select {
 			case <-dctx.Done():
-				return finish(fmt.Errorf("delete phase: %d pods left: %w", w.live.Load(), dctx.Err()))
+				return fmt.Errorf("delete phase: %d pods left: %w", w.live.Load(), dctx.Err())
 			case <-time.After(50 * time.Millisecond):
 			}
+		}
+		return nil
+	}
+	// failed ends the job after a phase failed: with its objects deleted
+	// first when the job deletes them.
+	failed := func(err error) (*Result, error) {
+		if job.Phases.Delete {
+			if derr := deletePhase(); derr != nil {
+				err = errors.Join(err, derr)
+			}
+		}
+		return finish(err)
+	}
+	// Phase 2: wait Ready.
+	if err := waitReady(job.ExpectedPods()); err != nil {
+		return failed(fmt.Errorf("ready phase: %w", err))
+	}
+	res.ReadyAt = now()
+
+	// Phase 3: scale.
+	if to := job.Phases.ScaleTo; to > 0 {
+		want := job.Count * int(to)
+		prog.retarget(want)
+		sctx, cancel := context.WithTimeout(ctx, job.Timeouts.Create.Duration)
+		err := paced(sctx, job.Count, func(ctx context.Context, i int) error {
+			ns, name := nsOf(i), nameOf(i)
+			sent := now()
+			obj, err := scale(ctx, cs, job.Object.Kind, ns, name, to)
+			if err != nil {
+				return fmt.Errorf("scale %s/%s: %w", ns, name, err)
+			}
+			wl.add(Write{Op: "scale", Kind: job.Object.Kind, Namespace: ns, Name: name, UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion(), SentNS: sent.UnixNano(), AckNS: now().UnixNano()})
+			return nil
+		})
+		cancel()
+		if err != nil {
+			return failed(fmt.Errorf("scale phase: %w", err))
+		}
+		if to > job.Object.Replicas {
+			if err := waitReady(want); err != nil {
+				return failed(fmt.Errorf("scale phase: %w", err))
+			}
+		}
+	}
+
+	if job.Phases.Delete {
+		if err := deletePhase(); err != nil {
+			return finish(err)
 		}
 	}
 	if len(res.Errors) > 0 {

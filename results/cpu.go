@@ -9,6 +9,16 @@ import (
 // cpuIntro says what the actors table counts.
 const cpuIntro = "CPU time (user + system) of each actor's processes as its provider accounts it: over the actor's whole life (start-up, load, teardown), and over the load alone (the accounts read when the load began and when it ended), divided by the run's pods: the cost of one pod by actor. Peak memory is over the whole life."
 
+// CostPods is what the costs per pod (writes, CPU) divide by: every pod
+// the load made (LoadPods: a capacity search's steps all together), or the
+// run's pods for a run that does not record it.
+func (r *Run) CostPods() int {
+	if r.LoadPods > 0 {
+		return r.LoadPods
+	}
+	return r.Pods
+}
+
 // LoadCPU is the whole cluster's CPU seconds over the load (every actor's
 // LoadCPUSeconds); ok is false for a run that did not measure it.
 func (r *Run) LoadCPU() (seconds float64, ok bool) {
@@ -25,10 +35,10 @@ func (r *Run) LoadCPU() (seconds float64, ok bool) {
 // load; ok is false without the figure or without pods.
 func (r *Run) CPUMsPerPod() (ms float64, ok bool) {
 	s, ok := r.LoadCPU()
-	if !ok || r.Pods == 0 {
+	if !ok || r.CostPods() == 0 {
 		return 0, false
 	}
-	return 1000 * s / float64(r.Pods), true
+	return 1000 * s / float64(r.CostPods()), true
 }
 
 // actorTable is the actors table: with the load's CPU and the cost per
@@ -43,10 +53,10 @@ func actorTable(r *Run) ([]any, [][]string) {
 		return []any{"actor", "cpu s", "peak rss MiB"}, rows
 	}
 	perPod := func(s float64) string {
-		if r.Pods == 0 {
+		if r.CostPods() == 0 {
 			return "–"
 		}
-		return fmt.Sprintf("%.2f", 1000*s/float64(r.Pods))
+		return fmt.Sprintf("%.2f", 1000*s/float64(r.CostPods()))
 	}
 	share := func(s float64) string {
 		if total <= 0 {
@@ -88,10 +98,10 @@ func cpuSentence(r *Run) string {
 		if i == 3 || a.LoadCPUSeconds <= 0 {
 			break
 		}
-		top = append(top, fmt.Sprintf("%s %.2f", a.Actor, 1000*a.LoadCPUSeconds/float64(r.Pods)))
+		top = append(top, fmt.Sprintf("%s %.2f", a.Actor, 1000*a.LoadCPUSeconds/float64(r.CostPods())))
 	}
 	line := fmt.Sprintf("CPU per pod over the load (%.1f s, %d pods): %.2f core-ms for the whole cluster, %.2f cores busy on average",
-		r.LoadS, r.Pods, ms, total/r.LoadS)
+		r.LoadS, r.CostPods(), ms, total/r.LoadS)
 	if len(top) > 0 {
 		line += "; the busiest: " + strings.Join(top, ", ")
 	}

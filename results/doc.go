@@ -21,7 +21,10 @@
 // (ReplicaSet-level steps as all; simulated steps get no verdict), the
 // populations and their share of step ⑦ beside the documented 80–95 %, how
 // each step is measured (its causal chain), and why a run is invalid or
-// disrupted first.
+// disrupted first; the costs per pod (writes by resource, CPU by actor over
+// the load, cpu.go); and a capacity search's curve and answer (findmax.go:
+// its steps, offered against achieved pods/s and p99, as tables, an SVG
+// and metrics).
 //
 // It holds the statistics (percentiles, verdicts against the documented
 // ranges, the exact and the large-sample Mann–Whitney U test, the

@@ -292,6 +292,31 @@ func (b *builder) run(r *Run) {
 
 	b.steps(r)
 
+	if fm := r.FindMax; fm != nil {
+		b.gauge(b.desc("kstep_findmax_pods_per_second", "A capacity search's answer: the pods/s achieved at the highest offered rate that held the SLO (0: none held it)."), fm.PodsPerS)
+		b.gauge(b.desc("kstep_findmax_offered_pods_per_second", "A capacity search's highest offered rate that held the SLO."), fm.OfferedPodsPerS)
+		bracketed := 0.0
+		if fm.Bracketed {
+			bracketed = 1
+		}
+		b.gauge(b.desc("kstep_findmax_bracketed", "1 when the search found a rate that broke the SLO above the answer (the answer is the capacity, not a lower bound)."), bracketed)
+		offered := b.desc("kstep_findmax_step_offered_pods_per_second", "A search step's offered rate.", "step")
+		achieved := b.desc("kstep_findmax_step_achieved_pods_per_second", "A search step's pods Ready over the time from its first send to its last pod Ready.", "step")
+		p99 := b.desc("kstep_findmax_step_p99_seconds", "A search step's p99 of the SLO's latency.", "step")
+		held := b.desc("kstep_findmax_step_held", "1 when the search step held the SLO.", "step")
+		for _, st := range fm.Steps {
+			step := fmt.Sprint(st.Step)
+			b.gauge(offered, st.OfferedPodsPerS, step)
+			b.gauge(achieved, st.AchievedPodsPerS, step)
+			b.gauge(p99, st.P99MS/1000, step)
+			h := 0.0
+			if st.Held {
+				h = 1
+			}
+			b.gauge(held, h, step)
+		}
+	}
+
 	if len(r.API) > 0 {
 		lat := b.desc("kstep_api_request_duration_seconds", "Apiserver request latency during the load by verb and resource (group/resource/subresource, core group empty), summed over every apiserver and every client; quantiles interpolated within the histogram's buckets.",
 			"verb", "resource")

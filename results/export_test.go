@@ -72,6 +72,13 @@ func exportRun() *Run {
 			{Actor: "etcd-0", CPUSeconds: 1.5, LoadCPUSeconds: 1.5, PeakRSSMB: 61.25},
 		},
 		LoadS: 10,
+		FindMax: &FindMax{SLO: "control-plane p99 ≤ 1s and no disruption", Factor: 1.5, StepDurationS: 30, StepPods: 500, Precision: 0.1,
+			PodsPerS: 14.5, OfferedPodsPerS: 15, Step: 2, Bracketed: true, Reason: "bisected",
+			Steps: []FindMaxStep{
+				{Step: 1, Phase: "raise", OfferedPodsPerS: 10, AchievedPodsPerS: 9.8, ControlPlaneP99MS: 40, P99MS: 40, Pods: 300, Ready: 300, Held: true},
+				{Step: 2, Phase: "raise", OfferedPodsPerS: 15, AchievedPodsPerS: 14.5, ControlPlaneP99MS: 90, P99MS: 90, Pods: 450, Ready: 450, Held: true},
+				{Step: 3, Phase: "raise", OfferedPodsPerS: 22.5, AchievedPodsPerS: 16, ControlPlaneP99MS: 1500, P99MS: 1500, Pods: 500, Ready: 500, Why: "control-plane p99 1500.0 ms > 1000 ms"},
+			}},
 		Etcd: []EtcdMember{
 			{Name: "etcd-0", Leader: true, ProposalsCommitted: 412, Fsyncs: 398, FsyncP50MS: 0.75, FsyncP99MS: 6.5, BackendCommitP99MS: 12.5},
 			{Name: "etcd-1", LeaderChanges: 1, ProposalsCommitted: 412, HeartbeatFailures: 2, Fsyncs: 401, FsyncP50MS: 0.8, FsyncP99MS: 7.25, BackendCommitP99MS: 14},
@@ -240,6 +247,17 @@ func TestMetricsValues(t *testing.T) {
 	}
 	if got := one(t, mfs, "kstep_cluster_cpu_per_pod_core_milliseconds", nil).GetGauge().GetValue(); got != 500 {
 		t.Errorf("CPU per pod %v core-ms, want 500", got)
+	}
+
+	// The capacity search: its answer and its curve, a series per step.
+	if got := one(t, mfs, "kstep_findmax_pods_per_second", nil).GetGauge().GetValue(); got != 14.5 {
+		t.Errorf("find-max answer %v pods/s, want 14.5", got)
+	}
+	if got := one(t, mfs, "kstep_findmax_step_p99_seconds", map[string]string{"step": "3"}).GetGauge().GetValue(); got != 1.5 {
+		t.Errorf("step 3's p99 %v s, want 1.5", got)
+	}
+	if got := one(t, mfs, "kstep_findmax_step_held", map[string]string{"step": "3"}).GetGauge().GetValue(); got != 0 {
+		t.Errorf("step 3 held %v, want 0", got)
 	}
 
 	// ⑥ twice, one series per node kind.

@@ -58,6 +58,7 @@ func HTML(r *Run) string {
 			b.WriteString("<p>run.json lists no disruption.</p>")
 		}
 	}
+	writeFindMaxHTML(&b, r)
 	stepBars(&b, r)
 	cdf(&b, e2eCurves(r))
 	waterfallSVG(&b, r.Waterfalls)

@@ -128,6 +128,16 @@ func Table(w io.Writer, r *Run) error {
 	if disrupted(r) {
 		fmt.Fprintf(w, "DISRUPTED: %d disruption(s) during the load (listed below); its latencies are not a healthy cluster's\n", len(r.Disruptions))
 	}
+	if fm := r.FindMax; fm != nil {
+		fmt.Fprintln(w, "capacity search (find-max), step by step:")
+		if err := termTable(w, findMaxHeader, findMaxRows(fm)); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, findMaxAnswer(fm))
+		if fm.Step > 0 {
+			fmt.Fprintf(w, "\nstep %d, the answer's, step by step:\n", fm.Step)
+		}
+	}
 	if err := termTable(w, header, rows(r)); err != nil {
 		return err
 	}
@@ -267,6 +277,7 @@ func Markdown(r *Run) string {
 			b.WriteString("run.json lists no disruption.\n\n")
 		}
 	}
+	writeFindMaxMD(&b, r)
 	b.WriteString("## Steps\n\n")
 	mdTable(&b, header, rows(r))
 	fmt.Fprintf(&b, "\n%s Throughput: **%.1f pods/s** to Ready (%d pods, %d events).\n", verdictText, r.Throughput.PodsPerS, r.Pods, r.Events)

@@ -416,3 +416,32 @@ func TestRenderDisruptedAndNegative(t *testing.T) {
 		}
 	}
 }
+
+// A capacity search's run shows its curve and its answer in every
+// renderer, and a set of two says how far apart their answers are.
+func TestRenderFindMax(t *testing.T) {
+	r := exportRun()
+	var term bytes.Buffer
+	if err := Table(&term, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "find-max: 14.5 pods/s sustained (the capacity; offered 15.0 pods/s, step 2)"
+	for name, out := range map[string]string{"table": term.String(), "md": Markdown(r), "html": HTML(r)} {
+		if !strings.Contains(out, want) || !strings.Contains(out, "broke: control-plane p99 1500.0 ms") {
+			t.Errorf("%s lacks the answer or the broken step:\n%s", name, out)
+		}
+	}
+	if !strings.Contains(HTML(r), `aria-label="find-max curve"`) {
+		t.Error("report.html has no curve")
+	}
+	other := exportRun()
+	fm := *other.FindMax
+	fm.PodsPerS = 16
+	other.FindMax = &fm
+	if got := FindMaxSpread([]*Run{r, other}); !strings.Contains(got, "14.5 to 16.0 pods/s, 10.3 % apart") {
+		t.Errorf("spread: %q", got)
+	}
+	if FindMaxSpread([]*Run{r}) != "" {
+		t.Error("one run has no spread")
+	}
+}

@@ -94,10 +94,70 @@ type Run struct {
 	// LoadCPUSeconds: from the first request of the load job to its end
 	// (every pod Ready, and the job's later phases). 0: not measured.
 	LoadS float64 `json:"load_s,omitempty"`
+	// LoadPods is every pod the load made Ready, where it is more than
+	// the run's pods (a capacity search: all its steps, while the step
+	// table is one of them); the writes and CPU per pod divide by it.
+	LoadPods int `json:"load_pods,omitempty"`
 	// Etcd is each member's work during the load phase.
 	Etcd []EtcdMember `json:"etcd,omitempty"`
 	// Disruptions seen during the load, in order; a healthy run has none.
 	Disruptions []Disruption `json:"disruptions,omitempty"`
+	// FindMax is the capacity search of a `kstep bench --find-max` run:
+	// its curve and its answer. The run's step table is then the highest
+	// step that held the SLO.
+	FindMax *FindMax `json:"find_max,omitempty"`
+}
+
+// FindMax is a capacity search on one cluster: steps at rising offered
+// rates (×Factor), then bisection, each step judged on an SLO.
+type FindMax struct {
+	// SLO is what a step had to hold, as stated ("control-plane p99 ≤ 1s
+	// and no disruption").
+	SLO           string  `json:"slo"`
+	Factor        float64 `json:"factor"`
+	StepDurationS float64 `json:"step_duration_s"`
+	StepPods      int     `json:"step_pods"`
+	Precision     float64 `json:"precision"`
+	// PodsPerS is the answer: the pods/s achieved by the highest offered
+	// rate that held the SLO (OfferedPodsPerS, step Step); 0 when no
+	// step held it.
+	PodsPerS        float64 `json:"pods_per_s"`
+	OfferedPodsPerS float64 `json:"offered_pods_per_s"`
+	Step            int     `json:"step,omitempty"`
+	// Bracketed: a step held the SLO and a higher one broke it, so the
+	// answer is the capacity, not a bound.
+	Bracketed bool   `json:"bracketed"`
+	Reason    string `json:"reason"`
+	// Steps is the curve, in the order run.
+	Steps []FindMaxStep `json:"steps"`
+}
+
+// FindMaxStep is one step of the search.
+type FindMaxStep struct {
+	Step int `json:"step"`
+	// Phase is "raise", "bisect" or "lower".
+	Phase           string  `json:"phase"`
+	OfferedPodsPerS float64 `json:"offered_pods_per_s"`
+	// AchievedPodsPerS is the step's pods Ready over (last Ready − first
+	// send), as the run's throughput.
+	AchievedPodsPerS float64 `json:"achieved_pods_per_s"`
+	// The step's latencies, from the load generator's own watch: client
+	// sent → pod seen bound (control plane) and → seen Ready (e2e).
+	ControlPlaneP50MS float64 `json:"control_plane_p50_ms"`
+	ControlPlaneP99MS float64 `json:"control_plane_p99_ms"`
+	E2EP50MS          float64 `json:"e2e_p50_ms"`
+	E2EP99MS          float64 `json:"e2e_p99_ms"`
+	// P99MS is the SLO's latency's p99.
+	P99MS       float64 `json:"p99_ms"`
+	Pods        int     `json:"pods"`
+	Ready       int     `json:"ready"`
+	Disruptions int     `json:"disruptions"`
+	// StartS is when the step began, after the run's load began.
+	StartS    float64 `json:"start_s"`
+	DurationS float64 `json:"duration_s"`
+	Held      bool    `json:"held"`
+	// Why says how a step broke the SLO.
+	Why string `json:"why,omitempty"`
 }
 
 // Where a step's stamps came from (StepSource.Where).

@@ -88,10 +88,10 @@ var writesHeader = []any{"resource", "create", "update", "patch", "delete", "wri
 // then the Events and all rows; nil without pods or write rows.
 func writesRows(r *Run, limit int) [][]string {
 	rows, total, events := r.Writes()
-	if r.Pods == 0 || total == 0 {
+	if r.CostPods() == 0 || total == 0 {
 		return nil
 	}
-	per := func(n uint64) string { return fmt.Sprintf("%.2f", float64(n)/float64(r.Pods)) }
+	per := func(n uint64) string { return fmt.Sprintf("%.2f", float64(n)/float64(r.CostPods())) }
 	share := func(n uint64) string { return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(total)) }
 	var out [][]string
 	for i, w := range rows {
@@ -115,10 +115,10 @@ func writesRows(r *Run, limit int) [][]string {
 // writesSentence is the writes per pod in one line, Events apart.
 func writesSentence(r *Run) string {
 	_, total, events := r.Writes()
-	if r.Pods == 0 || total == 0 {
+	if r.CostPods() == 0 || total == 0 {
 		return ""
 	}
-	p := float64(r.Pods)
+	p := float64(r.CostPods())
 	return fmt.Sprintf("writes per pod: %.2f, of which Events %.2f (%.1f %%); %.2f without Events",
 		float64(total)/p, float64(events)/p, 100*float64(events)/float64(total), float64(total-events)/p)
 }

@@ -25,6 +25,8 @@ func newBenchCmd() *cobra.Command {
 	var pushgateway string
 	var extra provider.Topology // only its *Args fields: appended to the profile's
 	var hollowEvents, outsideView bool
+	var findMax bool
+	fm := bench.DefaultFindMax()
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Bring a cluster up, run a load profile, and report per-step latency",
@@ -99,6 +101,18 @@ profile and provider).`,
 			}
 			opts := bench.Options{Binary: binary, OutDir: out, Provider: providerName, Kubeconfig: kubeconfig, Context: kubeContext,
 				Log: cmd.ErrOrStderr(), Version: version}
+			for _, name := range []string{"find-max-start", "find-max-factor", "find-max-step-duration", "find-max-step-pods", "find-max-precision",
+				"find-max-steps", "find-max-step-timeout", "slo-p99", "slo-latency", "slo-allow-disruption"} {
+				if cmd.Flags().Changed(name) && !findMax {
+					return usageError{fmt.Errorf("--%s goes with --find-max", name)}
+				}
+			}
+			if findMax {
+				if err := fm.Validate(); err != nil {
+					return usageError{err}
+				}
+				opts.FindMax = &fm
+			}
 			if !noProgress && term.IsTerminal(int(os.Stderr.Fd())) {
 				opts.Progress = os.Stderr
 			}
@@ -175,6 +189,17 @@ profile and provider).`,
 	f.StringArrayVar(&extra.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.BoolVar(&hollowEvents, "hollow-events", true, "the hollow kubelets write Events as real kubelets do; false measures the control plane without them (overrides the profile's cluster.hollowEvents; run.json records it)")
 	f.BoolVar(&outsideView, "outside-view", false, "the load generator's watches also stamp what is seen from outside the cluster, and the report gets the outside rows (overrides the profile's outsideView; always on with --provider external; run.json records it)")
+	f.BoolVar(&findMax, "find-max", false, "a capacity search instead of the profile's job: on one cluster, the profile's object offered at a rising rate (×--find-max-factor a step, each step --find-max-step-duration or --find-max-step-pods pods, its pods deleted before the next), then bisection, until the SLO breaks; reports the highest sustained pods/s and the curve")
+	f.Float64Var(&fm.StartPodsPerS, "find-max-start", fm.StartPodsPerS, "with --find-max: the first step's offered pods/s")
+	f.Float64Var(&fm.Factor, "find-max-factor", fm.Factor, "with --find-max: the rate's factor from a step that held the SLO to the next")
+	f.DurationVar(&fm.StepDuration, "find-max-step-duration", fm.StepDuration, "with --find-max: a step offers rate × this many pods (at most --find-max-step-pods)")
+	f.IntVar(&fm.StepPods, "find-max-step-pods", fm.StepPods, "with --find-max: the most pods a step offers")
+	f.Float64Var(&fm.Precision, "find-max-precision", fm.Precision, "with --find-max: bisection ends when the breaking rate is within this fraction above the holding one")
+	f.IntVar(&fm.MaxSteps, "find-max-steps", fm.MaxSteps, "with --find-max: the most steps the search runs")
+	f.DurationVar(&fm.StepTimeout, "find-max-step-timeout", fm.StepTimeout, "with --find-max: how long a step waits for its pods to be Ready (one that does not make it breaks the SLO)")
+	f.DurationVar(&fm.SLO.P99, "slo-p99", fm.SLO.P99, "with --find-max: the SLO's bound on the p99 of --slo-latency")
+	f.StringVar(&fm.SLO.Of, "slo-latency", fm.SLO.Of, "with --find-max: the latency the SLO bounds, from the load generator's own watch: control-plane (client sent → pod seen bound) or e2e (client sent → pod seen Ready)")
+	f.BoolVar(&fm.SLO.AllowDisruption, "slo-allow-disruption", false, "with --find-max: a step with a disruption (a leader Lease changing hands, a node leaving Ready) may still hold the SLO")
 	f.StringArrayVar(&extra.NodeArgs, "node-arg", nil, "extra flag for every real node (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringArrayVar(&extra.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	return cmd
@@ -196,10 +221,26 @@ func benchFailed(err error) error {
 // judges.
 func setTable(w io.Writer, runs []*results.Run) error {
 	t := tablewriter.NewWriter(w)
-	t.Header("run", "valid", "disrupted", "pods", "pods/s", "e2e p50 ms", "e2e p99 ms")
+	if runs[0].FindMax != nil {
+		t.Header("run", "valid", "find-max pods/s", "offered pods/s", "bracketed", "steps")
+	} else {
+		t.Header("run", "valid", "disrupted", "pods", "pods/s", "e2e p50 ms", "e2e p99 ms")
+	}
 	for i, r := range runs {
+		if fm := r.FindMax; fm != nil {
+			_ = t.Append([]string{results.RunDirName(i + 1), fmt.Sprint(r.Valid), fmt.Sprintf("%.1f", fm.PodsPerS), fmt.Sprintf("%.1f", fm.OfferedPodsPerS),
+				fmt.Sprint(fm.Bracketed), fmt.Sprint(len(fm.Steps))})
+			continue
+		}
 		_ = t.Append([]string{results.RunDirName(i + 1), fmt.Sprint(r.Valid), fmt.Sprint(r.Disrupted), fmt.Sprint(r.Pods),
 			fmt.Sprintf("%.1f", r.Throughput.PodsPerS), f2(r.EndToEnd.P50), f2(r.EndToEnd.P99)})
+	}
+	if spread := results.FindMaxSpread(runs); spread != "" {
+		if err := t.Render(); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintln(w, spread)
+		return err
 	}
 	if err := t.Render(); err != nil {
 		return err
