@@ -32,7 +32,8 @@ func newBenchCmd() *cobra.Command {
 		Short: "Bring a cluster up, run a load profile, and report per-step latency",
 		Long: `Bring a cluster up (--provider auto: in Docker containers when a Docker
 daemon answers, else as processes), run a load profile (built in: quick,
-nightly, scale; or a BenchProfile YAML file), tear the cluster down, and
+nightly, scale, light, saturation; or a BenchProfile YAML file), tear the
+cluster down, and
 report every step's latency beside the documented time scales. The run
 directory gets run.json, events.jsonl.gz, steps.csv, report.md and
 report.html.
@@ -49,6 +50,17 @@ The steps are then the ones kstep's own watches see, on its clock; the
 others are reported not observable on this cluster. --outside-view (the
 profile's outsideView: true) adds those rows to a run on process or docker,
 beside the actors' own: what "kstep compare" sets beside an external run.
+
+--find-max makes the run a capacity search on its one cluster: the
+profile's object offered at a rising rate (from --find-max-start pods/s,
+×--find-max-factor after each step that holds the SLO; each step
+--find-max-step-duration or --find-max-step-pods pods, whichever comes
+first, its pods deleted before the next), then bisection to
+--find-max-precision, until the SLO (--slo-p99 of --slo-latency, from the
+load generator's own watch; no disruption unless --slo-allow-disruption)
+breaks. It prints the curve (offered, achieved, p99 per step) and the
+answer: the pods/s achieved at the highest rate that held. With --repeat 2
+the set table says how far apart the two answers are.
 
 --repeat N (or the profile's repeat:) runs the load N times, each on a fresh
 cluster, into <out>/run-01 ... run-NN with <out>/set.json: a set, what
