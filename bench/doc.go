@@ -6,6 +6,14 @@
 // renders the outcome). RunSet repeats a run N times, each on a fresh
 // cluster, into a set directory (what `kstep compare` judges).
 //
+// ClusterSpec is the one place the cluster of a run is decided: the
+// profile's Topology plus the flags a bench run adds (one endpoints writer,
+// upstream's lease timing, --endpoints-stamp, the hollow kubelets' Events
+// explicit), with no real node the machine cannot run. Run starts it;
+// `kstep up --profile` starts the same cluster, so that a run through
+// --provider external against it measures what a process run of the
+// profile measures (compare's cross view).
+//
 // With the external provider (a cluster kstep does not run, external.go)
 // it records the cluster (version, nodes and their kinds), asks the
 // apiserver whether the credentials may do all the run does (Preflight, a

@@ -9,37 +9,25 @@ import (
 	"github.com/kstep-dev/kstep/results"
 )
 
-// newCluster makes the provider opts.Provider names (already resolved) for
-// the profile's cluster: state in state, every actor's step events in
-// traces. Real nodes the machine cannot run are dropped, and said so on
-// logf; run.Cluster records what runs.
-func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces, label string, run *results.Run, logf func(string, ...any)) (provider.Spec, provider.Provider, error) {
-	if opts.Provider == provider.External {
-		// kstep runs none of it: no topology, no actor flags. The harness
-		// records what it finds (Run) and the provider removes what the
-		// run labelled at Down.
-		spec := provider.Spec{StateDir: state, Kubeconfig: opts.Kubeconfig, Context: opts.Context, RunID: label, Log: opts.Log}
-		run.Runtime = ""
-		run.Cluster = results.Cluster{Objects: prof.Job.Count, Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS, External: &results.External{Context: opts.Context}}
-		p, err := provider.New(ctx, opts.Provider, spec)
-		return spec, p, err
-	}
-	spec := provider.Spec{Topology: prof.Cluster, StateDir: state, TraceDir: traces, Binary: opts.Binary,
-		ReadyTimeout: 2 * time.Minute, Log: opts.Log}
+// ClusterSpec is the cluster a run of prof starts on the named provider
+// (process or docker, already resolved), with its state in state and
+// every actor's step events in traces: the profile's Topology with the
+// flags a bench run adds — only the endpoints writer that stamps ⑧
+// (writersFlag), the lease timing (leaseFlags), --endpoints-stamp, the
+// hollow kubelets' Events explicit — and no real node the machine cannot
+// run (dropped and said so on logf). It is the one place those flags are
+// decided: Run starts it, and `kstep up --profile` starts the same cluster
+// for a run through --provider external to be set beside (the cross view).
+// recorded is its Topology as run.json records it: without
+// --endpoints-stamp, which run.json records as endpoints_stamp.
+func ClusterSpec(prof *Profile, providerName, binary, state, traces string, logf func(string, ...any)) (spec provider.Spec, recorded provider.Topology) {
+	spec = provider.Spec{Topology: prof.Cluster, StateDir: state, TraceDir: traces, Binary: binary,
+		ReadyTimeout: 2 * time.Minute}
 	if spec.RealNodes > 0 {
-		if err := provider.CanRunRealNodes(opts.Provider, spec); err != nil {
+		if err := provider.CanRunRealNodes(providerName, spec); err != nil {
 			logf("no real nodes in this run: %v", err)
 			spec.RealNodes = 0
 		}
-	}
-	kind := fmt.Sprintf("hollow (%s)", spec.LatencyProfile)
-	if spec.RealNodes > 0 {
-		runtime := "containerd"
-		if opts.Provider == provider.Docker {
-			runtime = "containerd in Docker"
-		}
-		kind = fmt.Sprintf("%d real (%s) + %d hollow (%s)", spec.RealNodes, runtime, spec.HollowNodes, spec.LatencyProfile)
-		run.Runtime = "containerd+hollow"
 	}
 	// Only the endpoints writer that stamps ⑧ runs, unless the profile
 	// says both (run.json's topology shows the flag).
@@ -54,11 +42,40 @@ func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces,
 		on := spec.HollowEventsOn()
 		spec.HollowEvents = &on
 	}
-	run.Cluster = results.Cluster{Topology: spec.Topology, NodeKind: kind, Security: spec.Security(),
-		Objects: prof.Job.Count, Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS}
+	recorded = spec.Topology
 	// The profile's stamp choice goes to every controller-manager, before
 	// the profile's own extra flags (Validate refuses a second one there).
 	spec.ControllerManagerArgs = append([]string{"--endpoints-stamp=" + prof.EndpointsStamp}, spec.ControllerManagerArgs...)
+	return spec, recorded
+}
+
+// newCluster makes the provider opts.Provider names (already resolved) for
+// the profile's cluster (ClusterSpec): state in state, every actor's step
+// events in traces; run.Cluster records what runs.
+func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces, label string, run *results.Run, logf func(string, ...any)) (provider.Spec, provider.Provider, error) {
+	if opts.Provider == provider.External {
+		// kstep runs none of it: no topology, no actor flags. The harness
+		// records what it finds (Run) and the provider removes what the
+		// run labelled at Down.
+		spec := provider.Spec{StateDir: state, Kubeconfig: opts.Kubeconfig, Context: opts.Context, RunID: label, Log: opts.Log}
+		run.Runtime = ""
+		run.Cluster = results.Cluster{Objects: prof.Job.Count, Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS, External: &results.External{Context: opts.Context}}
+		p, err := provider.New(ctx, opts.Provider, spec)
+		return spec, p, err
+	}
+	spec, recorded := ClusterSpec(prof, opts.Provider, opts.Binary, state, traces, logf)
+	spec.Log = opts.Log
+	kind := fmt.Sprintf("hollow (%s)", spec.LatencyProfile)
+	if spec.RealNodes > 0 {
+		runtime := "containerd"
+		if opts.Provider == provider.Docker {
+			runtime = "containerd in Docker"
+		}
+		kind = fmt.Sprintf("%d real (%s) + %d hollow (%s)", spec.RealNodes, runtime, spec.HollowNodes, spec.LatencyProfile)
+		run.Runtime = "containerd+hollow"
+	}
+	run.Cluster = results.Cluster{Topology: recorded, NodeKind: kind, Security: spec.Security(),
+		Objects: prof.Job.Count, Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS}
 	p, err := provider.New(ctx, opts.Provider, spec)
 	if err != nil {
 		return spec, nil, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kstep-dev/kstep/bench"
 	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
@@ -34,6 +35,7 @@ func newUpCmd() *cobra.Command {
 	providerName := provider.Process
 	var oldNodes int
 	var hollowEvents bool
+	var profile string
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a cluster: etcd, apiservers, controller-managers, schedulers, nodes",
@@ -44,7 +46,19 @@ built locally from this binary's directory (make build), reached from the
 host on ports published on 127.0.0.1. In the foreground kstep up waits for
 SIGINT or SIGTERM, then stops the cluster. With --detach it returns once
 the cluster is ready, printing KUBECONFIG=<path> as the last line; "kstep
-down" stops it.`,
+down" stops it.
+
+--profile NAME|FILE starts the cluster "kstep bench --profile NAME" starts
+on the same provider: the profile's cluster block with every flag bench
+adds (one endpoints writer, upstream's lease timing, --endpoints-stamp,
+the hollow kubelets' Events explicit), each actor's step events in
+<state-dir>/traces (--trace-dir moves them), and no supervisor unless
+--supervise is given (a bench run has none). "kstep bench --provider
+external --kubeconfig" against it then measures the same cluster a process
+run of the profile measures: what "kstep compare" sets beside it (the
+cross view). The flags that shape the cluster are refused beside it; the
+extra actor flags (--apiserver-arg, ...) and --hollow-events apply on top,
+as they do in bench.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("nodes") {
@@ -55,6 +69,19 @@ down" stops it.`,
 			}
 			if cfg.StateDir == "" {
 				return errors.New("no --state-dir given and no home directory to default to")
+			}
+			if profile != "" {
+				if providerName == provider.External {
+					return usageError{fmt.Errorf("--provider external: kstep up starts a cluster, and external is one kstep does not run (kstep bench --provider external --kubeconfig uses it)")}
+				}
+				name, err := provider.Resolve(cmd.Context(), providerName, cmd.ErrOrStderr())
+				if err != nil {
+					return usageError{err}
+				}
+				providerName = name
+				if cfg, err = profileSpec(cfg, profile, providerName, cmd.Flags().Changed, cmd.ErrOrStderr()); err != nil {
+					return usageError{fmt.Errorf("up: %w", err)}
+				}
 			}
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("up: %w", err)
@@ -115,6 +142,7 @@ down" stops it.`,
 	stateDirFlag(cmd, &cfg.StateDir)
 	f := cmd.Flags()
 	f.StringVar(&providerName, "provider", providerName, providerFlagUsage)
+	f.StringVar(&profile, "profile", "", "start the cluster \"kstep bench --profile\" starts for this profile (built in: quick, nightly, scale; or a BenchProfile file), to run it through --provider external; no supervisor unless --supervise is given")
 	f.IntVar(&cfg.EtcdMembers, "etcd-members", cfg.EtcdMembers, "etcd cluster size: 1, 3, 5 or 7")
 	f.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "number of apiservers (0 runs etcd alone)")
 	f.IntVar(&cfg.ControllerManagers, "controller-managers", cfg.ControllerManagers, "number of controller-managers (one leads)")
@@ -132,7 +160,7 @@ down" stops it.`,
 	f.StringArrayVar(&cfg.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringArrayVar(&cfg.APIServerArgs, "apiserver-arg", nil, "extra flag for every apiserver (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.BoolVarP(&cfg.Detach, "detach", "d", false, "return once the cluster is ready and leave it running")
-	f.BoolVar(&cfg.Supervise, "supervise", true, "restart actors that die, Restart=always with a backoff doubling from 100 ms to 10 s, for as long as the cluster lives (with -d: a `kstep supervise` process on the process provider, the containers' restart policy on docker)")
+	f.BoolVar(&cfg.Supervise, "supervise", true, "restart actors that die, Restart=always with a backoff doubling from 100 ms to 10 s, for as long as the cluster lives (with -d: a `kstep supervise` process on the process provider, the containers' restart policy on docker); off with --profile unless given")
 	f.StringVar(&cfg.Binary, "kstep-binary", "", "kstep binary the actors run (default: this executable)")
 	f.DurationVar(&cfg.ReadyTimeout, "ready-timeout", cfg.ReadyTimeout, "how long to wait for each actor to become ready")
 	f.DurationVar(&cfg.StopGrace, "stop-grace", cfg.StopGrace, "how long to wait after SIGTERM before SIGKILL when stopping")
@@ -141,6 +169,60 @@ down" stops it.`,
 	f.DurationVar(&cfg.Etcd.ElectionTimeout.Duration, "etcd-election-timeout", cfg.Etcd.ElectionTimeout.Duration, "etcd members' Raft election timeout, at least 5 heartbeats (etcd's own default: 1s)")
 	f.BoolVar(&cfg.Insecure, "insecure", false, "serve the API over plain HTTP with every caller the admin (no PKI): to measure what security costs")
 	return cmd
+}
+
+// upProfileRefuses are the flags that shape the cluster, which a
+// --profile's cluster block decides.
+var upProfileRefuses = []string{"etcd-members", "apiservers", "controller-managers", "schedulers", "real-nodes", "hollow-nodes",
+	"latency-profile", "insecure", "etcd-heartbeat-interval", "etcd-election-timeout", "etcd-log-level"}
+
+// profileSpec is cfg made the cluster a bench run of the profile starts on
+// the (resolved) provider, from bench.ClusterSpec, the one place bench
+// decides its cluster: the same topology and actor flags, and step events
+// in <state-dir>/traces unless --trace-dir says where. The extra actor
+// flags and --hollow-events of cfg go on top of the profile's, as in
+// bench; the flags that shape the cluster (changed reports which were
+// given) are refused. No supervisor unless --supervise was given: a bench
+// run has none.
+func profileSpec(cfg provider.Spec, name, providerName string, changed func(string) bool, log io.Writer) (provider.Spec, error) {
+	var given []string
+	for _, f := range upProfileRefuses {
+		if changed(f) {
+			given = append(given, "--"+f)
+		}
+	}
+	if len(given) > 0 {
+		return cfg, fmt.Errorf("--profile %s decides the cluster: %s cannot go with it (the profile's cluster block sets them)", name, strings.Join(given, ", "))
+	}
+	prof, err := bench.LoadProfile(name)
+	if err != nil {
+		return cfg, err
+	}
+	c := &prof.Cluster
+	c.APIServerArgs = append(c.APIServerArgs, cfg.APIServerArgs...)
+	c.ControllerManagerArgs = append(c.ControllerManagerArgs, cfg.ControllerManagerArgs...)
+	c.SchedulerArgs = append(c.SchedulerArgs, cfg.SchedulerArgs...)
+	c.NodeArgs = append(c.NodeArgs, cfg.NodeArgs...)
+	c.HollowArgs = append(c.HollowArgs, cfg.HollowArgs...)
+	if cfg.HollowEvents != nil {
+		c.HollowEvents = cfg.HollowEvents
+	}
+	if err := prof.Validate(); err != nil {
+		return cfg, err
+	}
+	traces := cfg.TraceDir
+	if traces == "" {
+		traces = filepath.Join(cfg.StateDir, "traces")
+	}
+	spec, _ := bench.ClusterSpec(prof, providerName, cfg.Binary, cfg.StateDir, traces, func(format string, a ...any) {
+		fmt.Fprintf(log, "kstep: "+format+"\n", a...)
+	})
+	cfg.Topology, cfg.TraceDir = spec.Topology, spec.TraceDir
+	if !changed("supervise") {
+		cfg.Supervise = false
+	}
+	fmt.Fprintf(log, "kstep: the cluster of bench profile %s (as kstep bench --provider %s starts it), step events in %s\n", prof.Name, providerName, cfg.TraceDir)
+	return cfg, nil
 }
 
 // printCluster prints each actor and its endpoint, then the environment a

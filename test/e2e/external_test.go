@@ -24,8 +24,10 @@ import (
 )
 
 // TestBenchExternal runs the quick profile with --provider external
-// against a cluster `kstep up -d` brought up without trace files, as a
-// user with a cluster of their own would: the run is valid, its steps are
+// against a cluster `kstep up -d --profile testdata/cross-view.yaml`
+// brought up (the cluster a process run of that profile starts, its
+// actors' step events in its state directory, which the external run
+// does not read), as a user with a cluster of their own would: the run is valid, its steps are
 // the ones kstep's own watches see (every pod of the load), the steps only
 // a component sees are marked not observable, the cluster is recorded,
 // and nothing the run created is left. Then kstep clean removes a
@@ -36,7 +38,7 @@ import (
 // view (crossViewCompare).
 func TestBenchExternal(t *testing.T) {
 	bin := binary(t)
-	kc, _ := upCLI(t, "--etcd-members", "1", "--hollow-nodes", "10")
+	kc, _ := upCLI(t, "--profile", filepath.Join("testdata", "cross-view.yaml"))
 	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
 	if err != nil {
 		t.Fatal(err)
@@ -248,9 +250,10 @@ func externalLoad(t *testing.T, bin, kc string, cs kubernetes.Interface) {
 }
 
 // crossViewCompare runs a small profile (testdata/cross-view.yaml)
-// through --provider external against the cluster of kc and on the
-// process provider with --outside-view, on a cluster of the same shape,
-// and compares the two runs: the rows both have are compared, every row
+// through --provider external against the cluster of kc (the one `kstep
+// up --profile` starts for it) and on the process provider with
+// --outside-view, which starts the same cluster, and compares the two
+// runs: the rows both have are compared, every row
 // only the process run has is left out as not observable on the external
 // cluster. One run a side cannot reach a verdict: --force compares them
 // without one, and a cross view whose process side lacks the outside view

@@ -702,7 +702,8 @@ func (p *Provider) Containers(ctx context.Context) (map[string]string, error) {
 }
 
 // Purge deletes what clusters left in the state directory (logs,
-// kubeconfigs, docker.json) and the directory itself if nothing else is in
+// kubeconfigs, docker.json, traces: where `kstep up --profile` puts the
+// step events) and the directory itself if nothing else is in
 // it. It refuses while the recorded cluster has containers.
 func (p *Provider) Purge() error {
 	p.lifecycle.Lock()
@@ -711,7 +712,7 @@ func (p *Provider) Purge() error {
 	if HasCluster(dir) {
 		return fmt.Errorf("purge %s: %w: run kstep down first", dir, provider.ErrClusterRunning)
 	}
-	for _, name := range []string{"logs", "kubeconfigs", "kubeconfig", "pki", StateFile} {
+	for _, name := range []string{"logs", "kubeconfigs", "kubeconfig", "pki", "traces", StateFile} {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("purge %s: %w", dir, err)
 		}

@@ -14,6 +14,9 @@
 //	                         Config.Insecure
 //	<state>/etcd/<member>/   each member's data directory
 //	<state>/logs/<actor>.log each actor's stdout and stderr
+//	<state>/traces/          each actor's step events when Spec.TraceDir is
+//	                         there (kstep up --profile puts them there);
+//	                         Purge removes it with the rest
 //
 // It materialises provider.Plan as child processes: every port a free one
 // of 127.0.0.1 (plan in provider.go), started in provider.Boot's order and

@@ -769,7 +769,8 @@ func (p *Provider) Kubeconfig() string {
 }
 
 // Purge deletes what clusters left in the state directory (etcd data, logs,
-// kubeconfig, cluster.json) and the directory itself if nothing else is in
+// kubeconfig, cluster.json, traces: where `kstep up --profile` puts the
+// step events) and the directory itself if nothing else is in
 // it. It refuses while a recorded cluster has a live actor.
 func (p *Provider) Purge() error {
 	p.lifecycle.Lock()
@@ -789,7 +790,7 @@ func (p *Provider) Purge() error {
 	}
 	// Only what kstep creates, so a mistaken --state-dir cannot wipe a
 	// directory that merely exists.
-	for _, name := range []string{"etcd", "logs", "kubeconfig", "kubeconfigs", "pki", "cluster.json"} {
+	for _, name := range []string{"etcd", "logs", "kubeconfig", "kubeconfigs", "pki", "traces", "cluster.json"} {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("purge %s: %w", dir, err)
 		}

@@ -1,0 +1,41 @@
+package bench
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
+)
+
+// ClusterSpec is the cluster a bench run starts (and `kstep up --profile`
+// with it): the profile's topology, the stamp, one endpoints writer and
+// upstream's lease timing before the profile's own flags, the hollow
+// kubelets' Events explicit, the state and trace directories given; the
+// topology run.json records is the same without --endpoints-stamp.
+func TestClusterSpec(t *testing.T) {
+	p := Builtin["scale"]
+	p.Cluster.ControllerManagerArgs = []string{"--concurrent-replicaset-syncs=8"}
+	p.Cluster.SchedulerArgs = []string{"--percentage-of-nodes-to-score=50"}
+	spec, recorded := ClusterSpec(&p, provider.Process, "/bin/kstep", "/s", "/s/traces", t.Logf)
+	lease := []string{"--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s", "--leader-elect-retry-period=2s"}
+	wantCM := append(append([]string{"--endpoints-stamp=endpoints"}, lease...), "--controllers=*,-endpointslice,-endpointslicemirroring", "--concurrent-replicaset-syncs=8")
+	if !slices.Equal(spec.ControllerManagerArgs, wantCM) {
+		t.Errorf("controller-manager args %q, want %q", spec.ControllerManagerArgs, wantCM)
+	}
+	if want := append(lease, "--percentage-of-nodes-to-score=50"); !slices.Equal(spec.SchedulerArgs, want) {
+		t.Errorf("scheduler args %q, want %q", spec.SchedulerArgs, want)
+	}
+	if !slices.Equal(recorded.ControllerManagerArgs, wantCM[1:]) {
+		t.Errorf("recorded controller-manager args %q, want %q (no --endpoints-stamp)", recorded.ControllerManagerArgs, wantCM[1:])
+	}
+	if spec.HollowEvents == nil || !*spec.HollowEvents || spec.HollowNodes != 1000 || spec.LatencyProfile != "zero" {
+		t.Errorf("hollow: events %v, %d nodes, latency %q; want events true explicit, 1000 nodes, zero", spec.HollowEvents, spec.HollowNodes, spec.LatencyProfile)
+	}
+	if spec.StateDir != "/s" || spec.TraceDir != "/s/traces" || spec.Binary != "/bin/kstep" || spec.Supervise || spec.Detach {
+		t.Errorf("spec %+v: want state /s, traces /s/traces, binary /bin/kstep, no supervisor, not detached", spec)
+	}
+	// The profile is left as it was: a set's next run starts from it again.
+	if !slices.Equal(p.Cluster.ControllerManagerArgs, []string{"--concurrent-replicaset-syncs=8"}) || p.Cluster.HollowEvents != nil {
+		t.Errorf("ClusterSpec changed the profile: %q, events %v", p.Cluster.ControllerManagerArgs, p.Cluster.HollowEvents)
+	}
+}
