@@ -246,17 +246,13 @@ func findMax(ctx context.Context, f FindMax, base loadgen.Job, cs kubernetes.Int
 		}
 		// The step's delete phase failed: its pods are still there, and
 		// the next step would not start on an empty cluster.
-		if lerr != nil && isDeletePhase(lerr) {
+		if errors.Is(lerr, loadgen.ErrDeletePhase) {
 			return out, best, fmt.Errorf("find-max step %d: %w", i, lerr)
 		}
 	}
 	out.Bracketed = s.pass > 0 && s.fail > 0
 	out.Reason = searchEnd(s)
 	return out, best, nil
-}
-
-func isDeletePhase(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "delete phase")
 }
 
 // searchEnd says why the search stopped.

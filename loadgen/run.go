@@ -68,6 +68,10 @@ type Options struct {
 	Log     *slog.Logger
 }
 
+// ErrDeletePhase wraps a delete phase that failed: the job's objects or
+// their pods may still be there.
+var ErrDeletePhase = errors.New("delete phase")
+
 // Result is what a run did.
 type Result struct {
 	Writes   []Write    `json:"-"`
@@ -462,12 +466,12 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("delete phase: %w", err)
+			return fmt.Errorf("%w: %w", ErrDeletePhase, err)
 		}
 		for w.live.Load() > 0 {
 			select {
 			case <-dctx.Done():
-				return fmt.Errorf("delete phase: %d pods left: %w", w.live.Load(), dctx.Err())
+				return fmt.Errorf("%w: %d pods left: %w", ErrDeletePhase, w.live.Load(), dctx.Err())
 			case <-time.After(50 * time.Millisecond):
 			}
 		}

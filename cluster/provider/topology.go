@@ -122,6 +122,17 @@ func DefaultTopology() Topology {
 // Defaults fills every zero control-plane count with DefaultTopology's and
 // the Raft timing with kstep's. Node counts are the caller's: profiles and
 // scenarios have their own.
+// AppendArgs appends extra's per-kind actor flags after t's: what
+// `kstep bench` and `kstep up --profile` add to a profile's cluster from
+// their --*-arg flags.
+func (t *Topology) AppendArgs(extra Topology) {
+	t.APIServerArgs = append(t.APIServerArgs, extra.APIServerArgs...)
+	t.ControllerManagerArgs = append(t.ControllerManagerArgs, extra.ControllerManagerArgs...)
+	t.SchedulerArgs = append(t.SchedulerArgs, extra.SchedulerArgs...)
+	t.NodeArgs = append(t.NodeArgs, extra.NodeArgs...)
+	t.HollowArgs = append(t.HollowArgs, extra.HollowArgs...)
+}
+
 func (t *Topology) Defaults() {
 	for _, f := range []struct {
 		n   *int

@@ -83,11 +83,7 @@ profile and provider).`,
 				return usageError{err}
 			}
 			c := &prof.Cluster
-			c.APIServerArgs = append(c.APIServerArgs, extra.APIServerArgs...)
-			c.ControllerManagerArgs = append(c.ControllerManagerArgs, extra.ControllerManagerArgs...)
-			c.SchedulerArgs = append(c.SchedulerArgs, extra.SchedulerArgs...)
-			c.NodeArgs = append(c.NodeArgs, extra.NodeArgs...)
-			c.HollowArgs = append(c.HollowArgs, extra.HollowArgs...)
+			c.AppendArgs(extra)
 			if cmd.Flags().Changed("hollow-events") {
 				c.HollowEvents = &hollowEvents
 			}

@@ -142,7 +142,7 @@ as they do in bench.`,
 	stateDirFlag(cmd, &cfg.StateDir)
 	f := cmd.Flags()
 	f.StringVar(&providerName, "provider", providerName, providerFlagUsage)
-	f.StringVar(&profile, "profile", "", "start the cluster \"kstep bench --profile\" starts for this profile (built in: quick, nightly, scale; or a BenchProfile file), to run it through --provider external; no supervisor unless --supervise is given")
+	f.StringVar(&profile, "profile", "", "start the cluster \"kstep bench --profile\" starts for this profile (built in: quick, nightly, scale, light, saturation; or a BenchProfile file), to run it through --provider external; no supervisor unless --supervise is given")
 	f.IntVar(&cfg.EtcdMembers, "etcd-members", cfg.EtcdMembers, "etcd cluster size: 1, 3, 5 or 7")
 	f.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "number of apiservers (0 runs etcd alone)")
 	f.IntVar(&cfg.ControllerManagers, "controller-managers", cfg.ControllerManagers, "number of controller-managers (one leads)")
@@ -199,11 +199,7 @@ func profileSpec(cfg provider.Spec, name, providerName string, changed func(stri
 		return cfg, err
 	}
 	c := &prof.Cluster
-	c.APIServerArgs = append(c.APIServerArgs, cfg.APIServerArgs...)
-	c.ControllerManagerArgs = append(c.ControllerManagerArgs, cfg.ControllerManagerArgs...)
-	c.SchedulerArgs = append(c.SchedulerArgs, cfg.SchedulerArgs...)
-	c.NodeArgs = append(c.NodeArgs, cfg.NodeArgs...)
-	c.HollowArgs = append(c.HollowArgs, cfg.HollowArgs...)
+	c.AppendArgs(cfg.Topology)
 	if cfg.HollowEvents != nil {
 		c.HollowEvents = cfg.HollowEvents
 	}

@@ -27,6 +27,10 @@ func (p *Provider) addUsage(actor string, ps *os.ProcessState) {
 // counted in neither for the one call.
 func (p *Provider) Usage(ctx context.Context) map[string]provider.Usage {
 	out := p.usage.Usage()
+	groups, err := cpuByGroup()
+	if err != nil || ctx.Err() != nil {
+		return out
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.st == nil {
@@ -34,16 +38,11 @@ func (p *Provider) Usage(ctx context.Context) map[string]provider.Usage {
 	}
 	for i := range p.st.Actors {
 		a := &p.st.Actors[i]
-		if ctx.Err() != nil || !p.runningLocked(a) {
-			continue
+		if cpu, ok := groups[a.PID]; ok && p.runningLocked(a) {
+			u := out[a.Name]
+			u.CPUSeconds += cpu
+			out[a.Name] = u
 		}
-		cpu, err := groupCPUSeconds(a.PID)
-		if err != nil {
-			continue
-		}
-		u := out[a.Name]
-		u.CPUSeconds += cpu
-		out[a.Name] = u
 	}
 	return out
 }

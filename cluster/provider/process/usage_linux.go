@@ -16,32 +16,29 @@ func maxRSSBytes(ru *syscall.Rusage) int64 { return ru.Maxrss * 1024 }
 // every Linux ABI.
 const clockTicks = 100
 
-// groupCPUSeconds is the CPU time (user + system) of every live process
-// of process group pgid, with what each has reaped (cutime, cstime): an
-// actor's processes, since each actor leads a group of its own.
-func groupCPUSeconds(pgid int) (float64, error) {
+// cpuByGroup is the CPU time (user + system) of every process group's live
+// processes, with what each has reaped (cutime, cstime), read in one pass
+// over /proc: an actor's processes are the group it leads.
+func cpuByGroup() (map[int]float64, error) {
 	stats, err := filepath.Glob("/proc/[0-9]*/stat")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	var ticks uint64
-	found := false
+	ticks := map[int]uint64{}
 	for _, f := range stats {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			continue // gone since the glob
 		}
-		group, t, err := parseStat(b)
-		if err != nil || group != pgid {
-			continue
+		if group, t, err := parseStat(b); err == nil {
+			ticks[group] += t
 		}
-		ticks += t
-		found = true
 	}
-	if !found {
-		return 0, fmt.Errorf("process group %d: no live process", pgid)
+	out := make(map[int]float64, len(ticks))
+	for g, t := range ticks {
+		out[g] = float64(t) / clockTicks
 	}
-	return float64(ticks) / clockTicks, nil
+	return out, nil
 }
 
 // parseStat reads a /proc/<pid>/stat line's process group (field 5) and
