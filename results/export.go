@@ -343,8 +343,8 @@ func (b *builder) run(r *Run) {
 				b.gauge(load, a.LoadCPUSeconds, a.Actor)
 			}
 			if ms, ok := r.CPUMsPerPod(); ok {
-				per := b.desc("kstep_cluster_cpu_per_pod_core_milliseconds", "The whole cluster's CPU time during the load divided by the run's pods.")
-				b.gauge(per, ms)
+				per := b.desc("kstep_cluster_cpu_per_pod_seconds", "The whole cluster's CPU time (core-seconds) during the load divided by the run's pods.")
+				b.gauge(per, ms/1000)
 			}
 		}
 	}

@@ -245,8 +245,8 @@ func TestMetricsValues(t *testing.T) {
 	if got := one(t, mfs, "kstep_actor_load_cpu_seconds", map[string]string{"actor": "apiserver-0"}).GetGauge().GetValue(); got != 2.5 {
 		t.Errorf("apiserver-0's load CPU %v s, want 2.5", got)
 	}
-	if got := one(t, mfs, "kstep_cluster_cpu_per_pod_core_milliseconds", nil).GetGauge().GetValue(); got != 500 {
-		t.Errorf("CPU per pod %v core-ms, want 500", got)
+	if got := one(t, mfs, "kstep_cluster_cpu_per_pod_seconds", nil).GetGauge().GetValue(); got != 0.5 {
+		t.Errorf("CPU per pod %v core-s, want 0.5", got)
 	}
 
 	// The capacity search: its answer and its curve, a series per step.

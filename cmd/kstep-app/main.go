@@ -26,6 +26,12 @@ func main() {
 }
 
 func run() error {
+	// The handler first: a liveness probe may fail, and the kubelet send
+	// SIGTERM, the moment the process starts. Until NotifyContext the
+	// signal is lost to the app (as PID 1 of its PID namespace the kernel
+	// drops it; otherwise the runtime exits without a shutdown line).
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
 	port := envOr("PORT", "8080")
 	delay, err := time.ParseDuration(envOr("START_DELAY", "0s"))
 	if err != nil {
@@ -42,8 +48,6 @@ func run() error {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(os.Stderr, "kstep-app: serving on %s (ready after %v)\n", ln.Addr(), delay)
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

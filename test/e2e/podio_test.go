@@ -53,6 +53,7 @@ spec:
   - name: app
     image: registry.kstep.local/app:v1
     livenessProbe:
+      initialDelaySeconds: 1
       periodSeconds: 1
       failureThreshold: 1
       httpGet:
@@ -201,7 +202,12 @@ func checkPodIO(t *testing.T, kubeconfig, node string) {
 	})
 
 	// --previous: the restarter's liveness probe fails, the kubelet kills
-	// its container and starts another.
+	// its container and starts another. Its first probe waits a second
+	// (initialDelaySeconds): with none it runs the moment the container
+	// starts, and a SIGTERM that lands while the app, PID 1 of its PID
+	// namespace, has no handler yet is dropped by the kernel; the app
+	// then runs on, never logs its shutdown, and is SIGKILLed after the
+	// 30 s grace (on a loaded machine about once in eight runs).
 	waitFor(t, "the restarter restarted", 2*time.Minute, func() bool {
 		out, _ := k.try("get", "pod", "-n", "io", "restarter", "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
 		return out != "" && out != "0"

@@ -8,10 +8,16 @@ import (
 	"syscall"
 )
 
-// sysProcAttr places a child. Detached children get their own session and
-// outlive us. Foreground children get their own process group, so a ^C in
-// the terminal reaches only kstep (which then stops them in order), and
-// SIGKILL when we die.
+// sysProcAttr places a child: always in a session of its own, so a ^C in
+// the terminal reaches only kstep (which then stops them in order), and so
+// the CPU scheduler treats it alike whether kstep runs the cluster in the
+// foreground (bench, up) or detached (up -d, measured later through
+// --provider external): with autogroup scheduling (sched_autogroup_enabled,
+// the default on most distributions) a session is one scheduling group, and
+// actors sharing the harness's session would compete for the two cores
+// thread by thread, where detached ones compete actor by actor, as
+// containers (the docker provider) and separate machines do. Foreground
+// children also get SIGKILL when we die; detached ones outlive us.
 //
 // Pdeathsig fires when the thread that forked the child exits, not the
 // process. The Go runtime only retires a thread when a goroutine that locked
@@ -20,7 +26,7 @@ func sysProcAttr(detach bool) *syscall.SysProcAttr {
 	if detach {
 		return &syscall.SysProcAttr{Setsid: true}
 	}
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // processState returns the one-letter state from /proc/<pid>/stat ('R',

@@ -4,14 +4,11 @@ package process
 
 import "syscall"
 
-// sysProcAttr places a child: detached children get their own session;
-// foreground ones their own process group (no Pdeathsig outside Linux, so
-// they may outlive a kstep that is killed).
-func sysProcAttr(detach bool) *syscall.SysProcAttr {
-	if detach {
-		return &syscall.SysProcAttr{Setsid: true}
-	}
-	return &syscall.SysProcAttr{Setpgid: true}
+// sysProcAttr places a child in a session of its own, detached or not (see
+// proc_linux.go); there is no Pdeathsig outside Linux, so foreground ones
+// may outlive a kstep that is killed.
+func sysProcAttr(bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true}
 }
 
 // sameProcess cannot check argv without /proc; a live PID is trusted.

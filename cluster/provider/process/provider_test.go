@@ -383,6 +383,13 @@ func TestAPIServersReadyAndKubeconfig(t *testing.T) {
 		t.Errorf("Usage while apiserver-0 runs has no figure for it: %v", live)
 	}
 	running := pids(p.Actors())
+	// Foreground actors run in sessions of their own, as detached ones do,
+	// so autogroup scheduling treats a cluster alike either way.
+	for _, pid := range running {
+		if sid, err := unix.Getsid(pid); err != nil || sid != pid {
+			t.Errorf("foreground actor %d: session %d (%v), want its own session", pid, sid, err)
+		}
+	}
 	if err := p.Down(ctx); err != nil {
 		t.Fatalf("Down: %v", err)
 	}
