@@ -128,8 +128,17 @@ func deploymentTimedOut(d *appsv1.Deployment, st *appsv1.DeploymentStatus, now t
 	if c.Reason == ReasonProgressDeadlineExceeded {
 		return true
 	}
-	deadline := c.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second)
-	return deadline.Before(now)
+	return !now.Before(progressDeadline(d, c))
+}
+
+// progressDeadline is when a rollout that recorded progress in c has gone
+// progressDeadlineSeconds without any. c.LastUpdateTime is stored at whole
+// seconds (truncated), so the progress it records happened up to a second
+// after it: counting from the end of that second, the deadline is never
+// reported early, at worst a second late. Counting from the stored time it
+// fired as early as 1.07 s into a 2 s deadline.
+func progressDeadline(d *appsv1.Deployment, c *appsv1.DeploymentCondition) time.Time {
+	return c.LastUpdateTime.Truncate(time.Second).Add(time.Second + time.Duration(*d.Spec.ProgressDeadlineSeconds)*time.Second)
 }
 
 // rolloutStatus is the status after a rollout step (upstream's
@@ -204,7 +213,7 @@ func progressCheckAfter(d *appsv1.Deployment, st *appsv1.DeploymentStatus, now t
 	if deploymentComplete(d, st) || cur.Reason == ReasonProgressDeadlineExceeded {
 		return -1
 	}
-	after := cur.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second).Sub(now)
+	after := progressDeadline(d, cur).Sub(now)
 	if after < time.Second {
 		return 0
 	}

@@ -93,14 +93,20 @@ func TestRolloutStatusProgressing(t *testing.T) {
 	if _, r := progressing(st); r != ReasonReplicaSetUpdated {
 		t.Fatalf("30 s of a 60 s deadline: %s", r)
 	}
-	if after := progressCheckAfter(d, &st, now); after != 30*time.Second {
-		t.Errorf("deadline check in %v, want 30s", after)
+	// The stored time is whole seconds: the deadline counts from the end
+	// of that second (60 s + 1 s after it), never before 60 s have passed.
+	if after := progressCheckAfter(d, &st, now); after != 31*time.Second {
+		t.Errorf("deadline check in %v, want 31s", after)
+	}
+	st = rolloutStatus(d, stuck, stuck[1], now.Add(30500*time.Millisecond))
+	if _, r := progressing(st); r == ReasonProgressDeadlineExceeded {
+		t.Fatalf("60.5 s after a progress stored at a whole second (it may have come up to 0.99 s later): deadline reported early")
 	}
 	st = rolloutStatus(d, stuck, stuck[1], now.Add(31*time.Second))
 	if s, r := progressing(st); s != corev1.ConditionFalse || r != ReasonProgressDeadlineExceeded {
 		t.Fatalf("past the deadline: %s %s", s, r)
 	}
-	if after := progressCheckAfter(d, &st, now.Add(29500*time.Millisecond)); after != 0 {
+	if after := progressCheckAfter(d, &st, now.Add(30500*time.Millisecond)); after != 0 {
 		t.Errorf("less than a second left: check in %v, want now", after)
 	}
 
