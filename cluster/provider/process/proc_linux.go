@@ -23,10 +23,11 @@ import (
 // process. The Go runtime only retires a thread when a goroutine that locked
 // it exits still locked; nothing in kstep's up/down path does that.
 func sysProcAttr(detach bool) *syscall.SysProcAttr {
-	if detach {
-		return &syscall.SysProcAttr{Setsid: true}
+	a := &syscall.SysProcAttr{Setsid: true}
+	if !detach {
+		a.Pdeathsig = syscall.SIGKILL
 	}
-	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	return a
 }
 
 // processState returns the one-letter state from /proc/<pid>/stat ('R',
