@@ -126,14 +126,10 @@ func (q *request) takeDisruption(pod *corev1.Pod) error {
 	sub := *q.ri
 	pr := &request{s: q.s, w: q.w, r: q.r, ri: &sub, res: pdbRes, user: q.user, start: q.start}
 	now := metav1.NewTime(q.s.now())
-	tries := 0
+	// A refusal on the watch cache's copy is judged again on etcd's (mutate).
 	_, err = pr.mutate(pdb.Name, "status", func(cur runtime.Object) (runtime.Object, error) {
-		tries++
 		p := cur.(*policyv1.PodDisruptionBudget)
 		if err := disruptionAllowed(p); err != nil {
-			if tries == 1 {
-				return nil, errStaleHint // the watch cache's copy: refuse on etcd's
-			}
 			return nil, err
 		}
 		p.Status.DisruptionsAllowed--

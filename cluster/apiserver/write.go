@@ -173,9 +173,14 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 	var cur runtime.Object
 	var curRev int64
 	// The watch cache usually holds the current version; the transaction
-	// below verifies it, so a stale hint only costs one retry.
+	// below verifies it, so a stale hint only costs one retry. A write
+	// refused on the hint (a JSON patch's test, a precondition, admission)
+	// is judged again on etcd's copy before the client hears it, as
+	// upstream's GuaranteedUpdate does: the hint may be older than a write
+	// the client has already seen acknowledged.
+	hinted := false
 	if e, ok := q.s.cacher(sr).Get(key); ok {
-		cur, curRev = e.Object.DeepCopyObject(), e.RV
+		cur, curRev, hinted = e.Object.DeepCopyObject(), e.RV, true
 	}
 	for attempt := 0; ; attempt++ {
 		// A patch is applied on every attempt: once the client has gone,
@@ -192,18 +197,23 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 				return nil, apierrors.NewInternalError(err)
 			}
 			curRev = kv.ModRev
+			hinted = false
 		}
 		old := cur.DeepCopyObject()
 		obj, err := fn(q.fromStorage(cur))
 		if err != nil {
-			if errors.Is(err, errStaleHint) && attempt == 0 {
-				cur = nil // the cache was behind the client: read etcd
+			if hinted {
+				cur = nil // the cache may be behind: judge etcd's copy
 				continue
 			}
 			return nil, err
 		}
 		obj = q.toStorage(obj)
 		if uid := objectMeta(obj).UID; uid != "" && uid != objectMeta(old).UID {
+			if hinted {
+				cur = nil
+				continue
+			}
 			return nil, apierrors.NewConflict(q.gr(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, objectMeta(old).UID))
 		}
 		prepareForUpdate(sr, obj, old, sub)
@@ -213,6 +223,10 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 			obj = q.trackUpdate(sr, old, obj, q.ri.Subresource)
 		}
 		if err := q.admit(Update, sub, q.fromStorage(obj), q.fromStorage(old)); err != nil {
+			if hinted {
+				cur = nil
+				continue
+			}
 			return nil, err
 		}
 		m := objectMeta(obj)
@@ -244,12 +258,9 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 		if cur, err = decodeStored(sr, now.Value, now.ModRev); err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		curRev = now.ModRev
+		curRev, hinted = now.ModRev, false
 	}
 }
-
-// errStaleHint: the client's resourceVersion is newer than the cached hint.
-var errStaleHint = errors.New("cached object older than the client's")
 
 // checkRV enforces a client's resourceVersion precondition against cur.
 func (q *request) checkRV(want string, cur runtime.Object, name string) error {
@@ -260,14 +271,11 @@ func (q *request) checkRV(want string, cur runtime.Object, name string) error {
 	if want == have {
 		return nil
 	}
-	w, err := parseRV(want)
-	if err != nil {
+	if _, err := parseRV(want); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", want))
 	}
-	h, _ := parseRV(have)
-	if w > h {
-		return errStaleHint
-	}
+	// When cur is a watch-cache hint behind the client, mutate judges
+	// etcd's copy before the client hears of a conflict.
 	return q.errConflictRV(name)
 }
 
