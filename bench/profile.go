@@ -46,12 +46,19 @@ type Profile struct {
 	// controller-manager run them). A profile whose controllerManagerArgs
 	// set --controllers decides itself.
 	EndpointsWriters string `json:"endpointsWriters,omitempty"`
-	// LeaseTiming is the controller-managers' and schedulers' leader
-	// election timing: "upstream" (the default: 15 s / 10 s / 2 s, so that
-	// a saturated machine's slow renewal does not move the lease mid-run
-	// and disrupt it; a bench measures latency, not failover) or "kstep"
-	// (kstep's 2 s / 1.5 s / 250 ms, what `kstep up` and the chaos engine
-	// run). A profile whose actor args set --leader-elect-* decides itself.
+	// LeaseTiming is the timing of every Lease in the cluster: "upstream"
+	// (the default) or "kstep" (what `kstep up` and the chaos engine run).
+	// Upstream's: the controller-managers' and schedulers' leader election
+	// at 15 s / 10 s / 2 s, so that a saturated machine's slow renewal
+	// does not move a lease mid-run and disrupt it, and the nodes'
+	// heartbeat as upstream's kubelet and node lifecycle keep it: each
+	// node's Lease renewed every 10 s (a quarter of its 40 s), a node
+	// unhealthy after 50 s without one; a bench measures latency and
+	// throughput, not failover, and a renewal every 2 s is a write per
+	// node every 2 s. kstep's: 2 s / 1.5 s / 250 ms, a node's Lease every
+	// 2 s and 8 s of grace, so that the chaos engine sees a death within
+	// seconds. A profile whose actor args set one of these flags decides
+	// that one itself.
 	LeaseTiming string `json:"leaseTiming,omitempty"`
 	// OutsideView: the load generator's watches also stamp what is seen
 	// from outside the cluster (client.pod.added, .bound, .running,
@@ -79,6 +86,29 @@ func (p *Profile) leaseFlags(args []string) []string {
 		}
 	}
 	return []string{"--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s", "--leader-elect-retry-period=2s"}
+}
+
+// Upstream's node heartbeat: kubelet's Lease renewed at a quarter of its
+// 40 s duration, kube-controller-manager's --node-monitor-grace-period.
+const (
+	upstreamNodeLeaseRenew  = "--node-lease-renew-interval=10s"
+	upstreamNodeMonitorWait = "--node-monitor-grace-period=50s"
+)
+
+// upstreamFlag is flag (--name=value) for actors whose args are args,
+// unless the profile runs kstep's lease timing or args set --name
+// themselves: nil then.
+func (p *Profile) upstreamFlag(args []string, flag string) []string {
+	if p.LeaseTiming == LeaseKstep {
+		return nil
+	}
+	name, _, _ := strings.Cut(flag, "=")
+	for _, a := range args {
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return nil
+		}
+	}
+	return []string{flag}
 }
 
 // EndpointsWriters values.

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
@@ -13,7 +14,7 @@ import (
 // (process or docker, already resolved), with its state in state and
 // every actor's step events in traces: the profile's Topology with the
 // flags a bench run adds — only the endpoints writer that stamps ⑧
-// (writersFlag), the lease timing (leaseFlags), --endpoints-stamp, the
+// (writersFlag), the lease timing (leaseFlags, upstreamFlag), --endpoints-stamp, the
 // hollow kubelets' Events explicit — and no real node the machine cannot
 // run (dropped and said so on logf). It is the one place those flags are
 // decided: Run starts it, and `kstep up --profile` starts the same cluster
@@ -34,7 +35,9 @@ func ClusterSpec(prof *Profile, providerName, binary, state, traces string, logf
 	if f := prof.writersFlag(); f != "" {
 		spec.ControllerManagerArgs = append([]string{f}, spec.ControllerManagerArgs...)
 	}
-	// Upstream's lease timing unless the profile says kstep's.
+	// Upstream's lease timing unless the profile says kstep's: the nodes'
+	// heartbeat on both of its sides, and leader election.
+	prof.upstreamHeartbeat(&spec.Topology)
 	spec.ControllerManagerArgs = append(prof.leaseFlags(spec.ControllerManagerArgs), spec.ControllerManagerArgs...)
 	spec.SchedulerArgs = append(prof.leaseFlags(spec.SchedulerArgs), spec.SchedulerArgs...)
 	// Whether the hollow kubelets write Events, explicit in run.json.
@@ -81,4 +84,32 @@ func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces,
 		return spec, nil, err
 	}
 	return spec, p, nil
+}
+
+// upstreamHeartbeat gives t's controller-managers and kubelets (hollow,
+// and real through --kubelet-arg) upstream's node heartbeat, each flag
+// unless the profile runs kstep's lease timing or sets that flag itself.
+func (p *Profile) upstreamHeartbeat(t *provider.Topology) {
+	t.ControllerManagerArgs = append(p.upstreamFlag(t.ControllerManagerArgs, upstreamNodeMonitorWait), t.ControllerManagerArgs...)
+	if t.HollowNodes > 0 {
+		t.HollowArgs = append(p.upstreamFlag(t.HollowArgs, upstreamNodeLeaseRenew), t.HollowArgs...)
+	}
+	if t.RealNodes > 0 && p.upstreamFlag(nodeKubeletArgs(t.NodeArgs), upstreamNodeLeaseRenew) != nil {
+		t.NodeArgs = append([]string{"--kubelet-arg=" + upstreamNodeLeaseRenew}, t.NodeArgs...)
+	}
+}
+
+// nodeKubeletArgs are the kubelet flags among a real node's args (each
+// --kubelet-arg's value).
+func nodeKubeletArgs(args []string) []string {
+	var out []string
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--kubelet-arg="):
+			out = append(out, strings.TrimPrefix(a, "--kubelet-arg="))
+		case a == "--kubelet-arg" && i+1 < len(args):
+			out = append(out, args[i+1])
+		}
+	}
+	return out
 }

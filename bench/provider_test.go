@@ -9,7 +9,9 @@ import (
 
 // ClusterSpec is the cluster a bench run starts (and `kstep up --profile`
 // with it): the profile's topology, the stamp, one endpoints writer and
-// upstream's lease timing before the profile's own flags, the hollow
+// upstream's lease timing (leader election and the nodes' heartbeat, on
+// the controller-managers and the kubelets) before the profile's own
+// flags, the hollow
 // kubelets' Events explicit, the state and trace directories given; the
 // topology run.json records is the same without --endpoints-stamp.
 func TestClusterSpec(t *testing.T) {
@@ -18,7 +20,7 @@ func TestClusterSpec(t *testing.T) {
 	p.Cluster.SchedulerArgs = []string{"--percentage-of-nodes-to-score=50"}
 	spec, recorded := ClusterSpec(&p, provider.Process, "/bin/kstep", "/s", "/s/traces", t.Logf)
 	lease := []string{"--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s", "--leader-elect-retry-period=2s"}
-	wantCM := append(append([]string{"--endpoints-stamp=endpoints"}, lease...), "--controllers=*,-endpointslice,-endpointslicemirroring", "--concurrent-replicaset-syncs=8")
+	wantCM := append(append([]string{"--endpoints-stamp=endpoints"}, lease...), "--node-monitor-grace-period=50s", "--controllers=*,-endpointslice,-endpointslicemirroring", "--concurrent-replicaset-syncs=8")
 	if !slices.Equal(spec.ControllerManagerArgs, wantCM) {
 		t.Errorf("controller-manager args %q, want %q", spec.ControllerManagerArgs, wantCM)
 	}
@@ -27,6 +29,9 @@ func TestClusterSpec(t *testing.T) {
 	}
 	if !slices.Equal(recorded.ControllerManagerArgs, wantCM[1:]) {
 		t.Errorf("recorded controller-manager args %q, want %q (no --endpoints-stamp)", recorded.ControllerManagerArgs, wantCM[1:])
+	}
+	if want := []string{"--node-lease-renew-interval=10s"}; !slices.Equal(spec.HollowArgs, want) || !slices.Equal(recorded.HollowArgs, want) {
+		t.Errorf("hollow args %q (recorded %q), want %q", spec.HollowArgs, recorded.HollowArgs, want)
 	}
 	if spec.HollowEvents == nil || !*spec.HollowEvents || spec.HollowNodes != 1000 || spec.LatencyProfile != "zero" {
 		t.Errorf("hollow: events %v, %d nodes, latency %q; want events true explicit, 1000 nodes, zero", spec.HollowEvents, spec.HollowNodes, spec.LatencyProfile)
@@ -37,5 +42,34 @@ func TestClusterSpec(t *testing.T) {
 	// The profile is left as it was: a set's next run starts from it again.
 	if !slices.Equal(p.Cluster.ControllerManagerArgs, []string{"--concurrent-replicaset-syncs=8"}) || p.Cluster.HollowEvents != nil {
 		t.Errorf("ClusterSpec changed the profile: %q, events %v", p.Cluster.ControllerManagerArgs, p.Cluster.HollowEvents)
+	}
+}
+
+// The nodes' heartbeat: real nodes get upstream's renewal through
+// --kubelet-arg; a profile that sets a heartbeat flag itself keeps its
+// own; kstep's lease timing adds none.
+func TestUpstreamHeartbeat(t *testing.T) {
+	p := Builtin["light"]
+	topo := provider.Topology{HollowNodes: 2, RealNodes: 1}
+	p.upstreamHeartbeat(&topo)
+	if !slices.Equal(topo.HollowArgs, []string{"--node-lease-renew-interval=10s"}) ||
+		!slices.Equal(topo.NodeArgs, []string{"--kubelet-arg=--node-lease-renew-interval=10s"}) ||
+		!slices.Equal(topo.ControllerManagerArgs, []string{"--node-monitor-grace-period=50s"}) {
+		t.Errorf("upstream: hollow %q, real %q, controller-manager %q", topo.HollowArgs, topo.NodeArgs, topo.ControllerManagerArgs)
+	}
+	for _, own := range [][]string{{"--kubelet-arg", "--node-lease-renew-interval=1s"}, {"--kubelet-arg=--node-lease-renew-interval=1s"}} {
+		topo = provider.Topology{HollowNodes: 2, RealNodes: 1, HollowArgs: []string{"--node-lease-renew-interval=3s"},
+			NodeArgs: own, ControllerManagerArgs: []string{"--node-monitor-grace-period=12s"}}
+		p.upstreamHeartbeat(&topo)
+		if !slices.Equal(topo.HollowArgs, []string{"--node-lease-renew-interval=3s"}) || !slices.Equal(topo.NodeArgs, own) ||
+			!slices.Equal(topo.ControllerManagerArgs, []string{"--node-monitor-grace-period=12s"}) {
+			t.Errorf("own flags: hollow %q, real %q, controller-manager %q; want them alone", topo.HollowArgs, topo.NodeArgs, topo.ControllerManagerArgs)
+		}
+	}
+	p.LeaseTiming = LeaseKstep
+	topo = provider.Topology{HollowNodes: 2, RealNodes: 1}
+	p.upstreamHeartbeat(&topo)
+	if len(topo.HollowArgs)+len(topo.NodeArgs)+len(topo.ControllerManagerArgs) != 0 {
+		t.Errorf("kstep timing: hollow %q, real %q, controller-manager %q; want none", topo.HollowArgs, topo.NodeArgs, topo.ControllerManagerArgs)
 	}
 }
