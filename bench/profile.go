@@ -52,12 +52,13 @@ type Profile struct {
 	// at 15 s / 10 s / 2 s, so that a saturated machine's slow renewal
 	// does not move a lease mid-run and disrupt it, and the nodes'
 	// heartbeat as upstream's kubelet and node lifecycle keep it: each
-	// node's Lease renewed every 10 s (a quarter of its 40 s), a node
-	// unhealthy after 50 s without one; a bench measures latency and
-	// throughput, not failover, and a renewal every 2 s is a write per
-	// node every 2 s. kstep's: 2 s / 1.5 s / 250 ms, a node's Lease every
-	// 2 s and 8 s of grace, so that the chaos engine sees a death within
-	// seconds. A profile whose actor args set one of these flags decides
+	// node's Lease renewed every 10 s (a quarter of its 40 s), its status
+	// written every 5 min when nothing changed, a node unhealthy after
+	// 50 s without a renewal; a bench measures latency and throughput, not
+	// failover, and a renewal every 2 s is a write per node every 2 s.
+	// kstep's: 2 s / 1.5 s / 250 ms, a node's Lease every 2 s and its
+	// status every 10 s, 8 s of grace, so that the chaos engine sees a
+	// death within seconds. A profile whose actor args set one of these flags decides
 	// that one itself.
 	LeaseTiming string `json:"leaseTiming,omitempty"`
 	// OutsideView: the load generator's watches also stamp what is seen
@@ -89,11 +90,12 @@ func (p *Profile) leaseFlags(args []string) []string {
 }
 
 // Upstream's node heartbeat: kubelet's Lease renewed at a quarter of its
-// 40 s duration, kube-controller-manager's --node-monitor-grace-period.
-const (
-	upstreamNodeLeaseRenew  = "--node-lease-renew-interval=10s"
-	upstreamNodeMonitorWait = "--node-monitor-grace-period=50s"
-)
+// 40 s duration and its node status written every 5 min when nothing
+// changed (nodeStatusReportFrequency), kube-controller-manager's
+// --node-monitor-grace-period.
+var upstreamKubeletHeartbeat = []string{"--node-lease-renew-interval=10s", "--node-status-update-frequency=5m"}
+
+const upstreamNodeMonitorWait = "--node-monitor-grace-period=50s"
 
 // upstreamFlag is flag (--name=value) for actors whose args are args,
 // unless the profile runs kstep's lease timing or args set --name

@@ -91,11 +91,20 @@ func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces,
 // unless the profile runs kstep's lease timing or sets that flag itself.
 func (p *Profile) upstreamHeartbeat(t *provider.Topology) {
 	t.ControllerManagerArgs = append(p.upstreamFlag(t.ControllerManagerArgs, upstreamNodeMonitorWait), t.ControllerManagerArgs...)
-	if t.HollowNodes > 0 {
-		t.HollowArgs = append(p.upstreamFlag(t.HollowArgs, upstreamNodeLeaseRenew), t.HollowArgs...)
+	var hollow, real []string
+	for _, f := range upstreamKubeletHeartbeat {
+		if t.HollowNodes > 0 {
+			hollow = append(hollow, p.upstreamFlag(t.HollowArgs, f)...)
+		}
+		if t.RealNodes > 0 && p.upstreamFlag(nodeKubeletArgs(t.NodeArgs), f) != nil {
+			real = append(real, "--kubelet-arg="+f)
+		}
 	}
-	if t.RealNodes > 0 && p.upstreamFlag(nodeKubeletArgs(t.NodeArgs), upstreamNodeLeaseRenew) != nil {
-		t.NodeArgs = append([]string{"--kubelet-arg=" + upstreamNodeLeaseRenew}, t.NodeArgs...)
+	if len(hollow) > 0 {
+		t.HollowArgs = append(hollow, t.HollowArgs...)
+	}
+	if len(real) > 0 {
+		t.NodeArgs = append(real, t.NodeArgs...)
 	}
 }
 

@@ -30,7 +30,7 @@ func TestClusterSpec(t *testing.T) {
 	if !slices.Equal(recorded.ControllerManagerArgs, wantCM[1:]) {
 		t.Errorf("recorded controller-manager args %q, want %q (no --endpoints-stamp)", recorded.ControllerManagerArgs, wantCM[1:])
 	}
-	if want := []string{"--node-lease-renew-interval=10s"}; !slices.Equal(spec.HollowArgs, want) || !slices.Equal(recorded.HollowArgs, want) {
+	if want := []string{"--node-lease-renew-interval=10s", "--node-status-update-frequency=5m"}; !slices.Equal(spec.HollowArgs, want) || !slices.Equal(recorded.HollowArgs, want) {
 		t.Errorf("hollow args %q (recorded %q), want %q", spec.HollowArgs, recorded.HollowArgs, want)
 	}
 	if spec.HollowEvents == nil || !*spec.HollowEvents || spec.HollowNodes != 1000 || spec.LatencyProfile != "zero" {
@@ -45,15 +45,16 @@ func TestClusterSpec(t *testing.T) {
 	}
 }
 
-// The nodes' heartbeat: real nodes get upstream's renewal through
-// --kubelet-arg; a profile that sets a heartbeat flag itself keeps its
-// own; kstep's lease timing adds none.
+// The nodes' heartbeat: hollow nodes get upstream's Lease renewal and
+// node-status frequency, real nodes the same through --kubelet-arg; a
+// profile that sets one of those flags itself keeps its own; kstep's lease
+// timing adds none.
 func TestUpstreamHeartbeat(t *testing.T) {
 	p := Builtin["light"]
 	topo := provider.Topology{HollowNodes: 2, RealNodes: 1}
 	p.upstreamHeartbeat(&topo)
-	if !slices.Equal(topo.HollowArgs, []string{"--node-lease-renew-interval=10s"}) ||
-		!slices.Equal(topo.NodeArgs, []string{"--kubelet-arg=--node-lease-renew-interval=10s"}) ||
+	if !slices.Equal(topo.HollowArgs, []string{"--node-lease-renew-interval=10s", "--node-status-update-frequency=5m"}) ||
+		!slices.Equal(topo.NodeArgs, []string{"--kubelet-arg=--node-lease-renew-interval=10s", "--kubelet-arg=--node-status-update-frequency=5m"}) ||
 		!slices.Equal(topo.ControllerManagerArgs, []string{"--node-monitor-grace-period=50s"}) {
 		t.Errorf("upstream: hollow %q, real %q, controller-manager %q", topo.HollowArgs, topo.NodeArgs, topo.ControllerManagerArgs)
 	}
@@ -61,9 +62,10 @@ func TestUpstreamHeartbeat(t *testing.T) {
 		topo = provider.Topology{HollowNodes: 2, RealNodes: 1, HollowArgs: []string{"--node-lease-renew-interval=3s"},
 			NodeArgs: own, ControllerManagerArgs: []string{"--node-monitor-grace-period=12s"}}
 		p.upstreamHeartbeat(&topo)
-		if !slices.Equal(topo.HollowArgs, []string{"--node-lease-renew-interval=3s"}) || !slices.Equal(topo.NodeArgs, own) ||
+		if !slices.Equal(topo.HollowArgs, []string{"--node-status-update-frequency=5m", "--node-lease-renew-interval=3s"}) ||
+			!slices.Equal(topo.NodeArgs, append([]string{"--kubelet-arg=--node-status-update-frequency=5m"}, own...)) ||
 			!slices.Equal(topo.ControllerManagerArgs, []string{"--node-monitor-grace-period=12s"}) {
-			t.Errorf("own flags: hollow %q, real %q, controller-manager %q; want them alone", topo.HollowArgs, topo.NodeArgs, topo.ControllerManagerArgs)
+			t.Errorf("own flags: hollow %q, real %q, controller-manager %q; want each kept and the other flag added", topo.HollowArgs, topo.NodeArgs, topo.ControllerManagerArgs)
 		}
 	}
 	p.LeaseTiming = LeaseKstep
