@@ -8,8 +8,9 @@
 //
 // ClusterSpec is the one place the cluster of a run is decided: the
 // profile's Topology plus the flags a bench run adds (one endpoints writer,
-// upstream's lease timing, --endpoints-stamp, the hollow kubelets' Events
-// explicit), with no real node the machine cannot run. Run starts it;
+// upstream's lease timing for leader election and the nodes' heartbeat,
+// --endpoints-stamp, the hollow kubelets' Events explicit), with no real
+// node the machine cannot run. Run starts it;
 // `kstep up --profile` starts the same cluster, so that a run through
 // --provider external against it measures what a process run of the
 // profile measures (compare's cross view).
