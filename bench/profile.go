@@ -58,8 +58,8 @@ type Profile struct {
 	// failover, and a renewal every 2 s is a write per node every 2 s.
 	// kstep's: 2 s / 1.5 s / 250 ms, a node's Lease every 2 s and its
 	// status every 10 s, 8 s of grace, so that the chaos engine sees a
-	// death within seconds. A profile whose actor args set one of these flags decides
-	// that one itself.
+	// death within seconds. A profile whose actor args set one of these
+	// flags decides that one itself.
 	LeaseTiming string `json:"leaseTiming,omitempty"`
 	// OutsideView: the load generator's watches also stamp what is seen
 	// from outside the cluster (client.pod.added, .bound, .running,

@@ -14,8 +14,8 @@ import (
 // (process or docker, already resolved), with its state in state and
 // every actor's step events in traces: the profile's Topology with the
 // flags a bench run adds — only the endpoints writer that stamps ⑧
-// (writersFlag), the lease timing (leaseFlags, upstreamFlag), --endpoints-stamp, the
-// hollow kubelets' Events explicit — and no real node the machine cannot
+// (writersFlag), the lease timing (leaseFlags, upstreamHeartbeat),
+// --endpoints-stamp, the hollow kubelets' Events explicit — and no real node the machine cannot
 // run (dropped and said so on logf). It is the one place those flags are
 // decided: Run starts it, and `kstep up --profile` starts the same cluster
 // for a run through --provider external to be set beside (the cross view).

@@ -201,30 +201,24 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 		}
 		old := cur.DeepCopyObject()
 		obj, err := fn(q.fromStorage(cur))
+		if err == nil {
+			obj = q.toStorage(obj)
+			if uid := objectMeta(obj).UID; uid != "" && uid != objectMeta(old).UID {
+				err = apierrors.NewConflict(q.gr(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, objectMeta(old).UID))
+			}
+		}
+		if err == nil {
+			prepareForUpdate(sr, obj, old, sub)
+			if !q.applying {
+				// What this write changed is its manager's (an apply's
+				// fields were computed by the apply).
+				obj = q.trackUpdate(sr, old, obj, q.ri.Subresource)
+			}
+			err = q.admit(Update, sub, q.fromStorage(obj), q.fromStorage(old))
+		}
 		if err != nil {
 			if hinted {
 				cur = nil // the cache may be behind: judge etcd's copy
-				continue
-			}
-			return nil, err
-		}
-		obj = q.toStorage(obj)
-		if uid := objectMeta(obj).UID; uid != "" && uid != objectMeta(old).UID {
-			if hinted {
-				cur = nil
-				continue
-			}
-			return nil, apierrors.NewConflict(q.gr(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, objectMeta(old).UID))
-		}
-		prepareForUpdate(sr, obj, old, sub)
-		if !q.applying {
-			// What this write changed is its manager's (an apply's fields
-			// were computed by the apply).
-			obj = q.trackUpdate(sr, old, obj, q.ri.Subresource)
-		}
-		if err := q.admit(Update, sub, q.fromStorage(obj), q.fromStorage(old)); err != nil {
-			if hinted {
-				cur = nil
 				continue
 			}
 			return nil, err
