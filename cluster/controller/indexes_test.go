@@ -2,6 +2,7 @@ package controller
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,7 +15,7 @@ import (
 
 // informer is an unstarted informer with the named indexes (asked for
 // twice, as two controllers sharing it would) holding objs.
-func informer(t *testing.T, example runtime.Object, indexes []string, objs ...runtime.Object) cache.Indexer {
+func informer(t testing.TB, example runtime.Object, indexes []string, objs ...runtime.Object) cache.Indexer {
 	t.Helper()
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, example, 0, cache.Indexers{})
 	MustIndex(inf, indexes...)
@@ -125,5 +126,26 @@ func TestIndexes(t *testing.T) {
 	slices.Sort(got)
 	if want := []string{"a/front", "a/web"}; !slices.Equal(got, want) {
 		t.Errorf("services selecting a/web-1: %v, want %v", got, want)
+	}
+}
+
+// BenchmarkServicesSelecting is one pod event's lookup in a namespace of
+// 1,000 Services that all select a label every pod carries (the load
+// generator's kstep.dev/job) beside one of their own: the cost must not
+// grow with the Services that share the common label.
+func BenchmarkServicesSelecting(b *testing.B) {
+	var objs []runtime.Object
+	for i := range 1000 {
+		name := "rs-" + strconv.Itoa(i)
+		objs = append(objs, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: name},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": name, "kstep.dev/job": "saturation"}}})
+	}
+	svcs := informer(b, &corev1.Service{}, []string{ServicesBySelector}, objs...)
+	p := pod("load", "rs-500-x", "", "", map[string]string{"app": "rs-500", "kstep.dev/job": "saturation"})
+	b.ReportAllocs()
+	for b.Loop() {
+		if got := ServicesSelecting(svcs, p); len(got) != 1 || got[0].Name != "rs-500" {
+			b.Fatalf("services selecting the pod: %d", len(got))
+		}
 	}
 }
