@@ -34,7 +34,13 @@
 //     ConfigMap and Secret refs, emptyDir and hostPath mounts).
 //   - status.go: the pod status as a pure function of the runtime state,
 //     probe verdicts and waiting reasons; statuswriter.go patches
-//     pods/status off the sync path, only when it changed.
+//     pods/status off the sync path, only when it changed. The "being
+//     created" status a sync sets before RunPodSandbox is provisional: it
+//     waits up to ProvisionalStatusDelay (100 ms) for the sync's outcome,
+//     so a quick sync (a hollow or warm node) writes one status, not two
+//     in a row. A container the sync started has its first startup and
+//     readiness probes run in that sync when they are due at once
+//     (prober.Manager.ProbeNow), so its status carries their verdict.
 //   - serving.go: what the kubelet's HTTPS server (subpackage server:
 //     /containerLogs, /exec, /attach, /portForward, /stats/summary, /pods,
 //     /healthz) reads: the node's client and runtime, its pods from the

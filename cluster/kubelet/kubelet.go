@@ -75,6 +75,10 @@ type Config struct {
 	SyncRetryInitial      time.Duration // a failed sync's first retry; default 500 ms
 	SyncRetryMax          time.Duration // default 10 s
 	StatusWriters         int           // concurrent pods/status writers; default 2
+	// ProvisionalStatusDelay is how long the "being created" status waits
+	// for the sync that set it to set its outcome (statusWriter); default
+	// 100 ms, a third of a real node's RunPodSandbox here.
+	ProvisionalStatusDelay time.Duration
 
 	// Real-node details passed to the runtime.
 	PodLogsDir     string   // default /var/log/pods
@@ -104,6 +108,7 @@ func (c *Config) Defaults() {
 	def(&c.BackoffMax, 5*time.Minute)
 	def(&c.SyncRetryInitial, 500*time.Millisecond)
 	def(&c.SyncRetryMax, 10*time.Second)
+	def(&c.ProvisionalStatusDelay, 100*time.Millisecond)
 	if c.StatusWriters <= 0 {
 		c.StatusWriters = 2
 	}

@@ -22,9 +22,18 @@ import (
 // patch the newest status of each pod, so statuses that change faster than
 // they are written coalesce, and a status equal to what the apiserver has
 // is never written.
+//
+// A provisional status (the "being created" one a sync sets before it asks
+// the runtime for a sandbox) waits up to ProvisionalStatusDelay for the
+// sync to set a newer one: a sync that finishes within it (a warm or hollow
+// runtime) is written once, with its outcome, instead of twice in a row —
+// the second write, the one that reports Ready, queued behind the first.
+// A sync that takes longer (a real sandbox, an image pull) still reports
+// the pod as being created, that much later. Nothing on the way to Ready
+// waits: a status that is not provisional is written at once.
 type statusWriter struct {
 	k     *Kubelet
-	queue workqueue.TypedInterface[types.UID]
+	queue workqueue.TypedDelayingInterface[types.UID]
 
 	mu      sync.Mutex
 	entries map[types.UID]*statusEntry
@@ -45,11 +54,25 @@ type statusEntry struct {
 }
 
 func newStatusWriter(k *Kubelet) *statusWriter {
-	return &statusWriter{k: k, queue: workqueue.NewTyped[types.UID](), entries: map[types.UID]*statusEntry{}}
+	return &statusWriter{k: k, queue: workqueue.NewTypedDelayingQueue[types.UID](), entries: map[types.UID]*statusEntry{}}
 }
 
 // set records the status a pod should have and queues its write.
 func (s *statusWriter) set(pod *corev1.Pod, st corev1.PodStatus) {
+	s.record(pod, st)
+	s.queue.Add(pod.UID)
+}
+
+// setProvisional records a status that the sync in progress is expected to
+// replace, and queues its write after ProvisionalStatusDelay; a set before
+// then writes the newer status at once, and the delayed write finds nothing
+// left to write.
+func (s *statusWriter) setProvisional(pod *corev1.Pod, st corev1.PodStatus) {
+	s.record(pod, st)
+	s.queue.AddAfter(pod.UID, s.k.cfg.ProvisionalStatusDelay)
+}
+
+func (s *statusWriter) record(pod *corev1.Pod, st corev1.PodStatus) {
 	s.mu.Lock()
 	e := s.entries[pod.UID]
 	if e == nil {
@@ -58,7 +81,6 @@ func (s *statusWriter) set(pod *corev1.Pod, st corev1.PodStatus) {
 	}
 	e.want = st
 	s.mu.Unlock()
-	s.queue.Add(pod.UID)
 }
 
 // last is the newest status set for a pod, or nil.
@@ -90,7 +112,7 @@ func (s *statusWriter) run(ctx context.Context) {
 		retry := s.write(ctx, uid)
 		s.queue.Done(uid)
 		if retry > 0 && ctx.Err() == nil {
-			time.AfterFunc(retry, func() { s.queue.Add(uid) })
+			s.queue.AddAfter(uid, retry)
 		}
 	}
 }

@@ -240,6 +240,9 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 		}
 	}
 	changed := false
+	// startedNow: the containers this sync started, whose first probes
+	// it runs itself (prober.Manager.ProbeNow).
+	startedNow := map[string]bool{}
 
 	// The sandbox. Never two ready ones: extras (a crash between two
 	// writes, a bug) go.
@@ -260,9 +263,9 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 			k.status.set(pod, k.podStatus(w, pod, rt))
 			return 0, false
 		}
-		// Tell the apiserver at once that the pod is being created; the
-		// write goes out while the sandbox is made.
-		k.status.set(pod, k.podStatus(w, pod, rt))
+		// Tell the apiserver that the pod is being created, unless this
+		// sync has its outcome first (statusWriter.setProvisional).
+		k.status.setProvisional(pod, k.podStatus(w, pod, rt))
 		var attempt uint32
 		if len(rt.sandboxes) > 0 {
 			attempt = rt.sandboxes[0].attempt + 1
@@ -393,6 +396,7 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 			continue
 		}
 		k.containerEvent(pod, c.Name, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
+		startedNow[c.Name] = true
 		delete(w.waiting, c.Name)
 		if cur != nil {
 			containerRestarts.Inc()
@@ -424,6 +428,9 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 				}
 			}
 			k.probes.UpdateContainer(pod.UID, c.Name, pc)
+			if startedNow[c.Name] {
+				k.probes.ProbeNow(pod.UID, c.Name)
+			}
 		}
 	}
 	st := k.podStatus(w, pod, rt)

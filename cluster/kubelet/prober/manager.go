@@ -135,6 +135,32 @@ func (m *Manager) UpdateContainer(uid types.UID, name string, c Container) {
 	}
 }
 
+// ProbeNow runs, in the caller, the first startup and readiness probes of
+// a container that was just started, if they are due at once (no initial
+// delay): the sync that started it then computes the pod's status with
+// their verdict, instead of writing "not ready" a moment before the
+// workers publish one. Each runs at most its timeout; a probe already run
+// or not due is left to its worker, which does not run it again.
+func (m *Manager) ProbeNow(uid types.UID, name string) {
+	m.mu.Lock()
+	var ws []*worker
+	for _, k := range []Kind{Startup, Readiness} {
+		if w := m.workers[workerKey{uid, name, k}]; w != nil {
+			ws = append(ws, w)
+		}
+	}
+	m.mu.Unlock()
+	for _, w := range ws {
+		w.mu.Lock()
+		due := w.lastRun.IsZero() && !w.onHold && w.cur.Running && w.cur.ID != "" &&
+			!m.clock.Now().Before(nextRun(w.cur, w.probe, w.lastRun, w.onHold))
+		w.mu.Unlock()
+		if due {
+			w.once()
+		}
+	}
+}
+
 // Get returns the published result of a container's probe for the given
 // container ID, and false when the container has no such probe. A worker
 // that has not yet heard of that ID answers the initial result.
@@ -231,11 +257,18 @@ func stopTimer(t clock.Timer) {
 	}
 }
 
-// once runs the probe one time and publishes the outcome.
+// once runs the probe one time and publishes the outcome, unless it ran
+// less than a period ago (ProbeNow ran it while this worker's timer was
+// firing).
 func (w *worker) once() {
 	w.mu.Lock()
 	c := w.cur
-	w.lastRun = w.m.clock.Now()
+	now := w.m.clock.Now()
+	if !w.lastRun.IsZero() && now.Before(w.lastRun.Add(period(w.probe))) {
+		w.mu.Unlock()
+		return
+	}
+	w.lastRun = now
 	w.mu.Unlock()
 	// Liveness and readiness wait for a startup probe to pass.
 	if w.hasStartup && w.key.kind != Startup {
