@@ -7,8 +7,13 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
+
+	"github.com/kstep-dev/kstep/cluster/apiserver/openapi"
 )
 
 // BenchmarkManagedFields is what recording managed fields adds to a write,
@@ -59,4 +64,64 @@ func BenchmarkManagedFields(b *testing.B) {
 			}
 		})
 	}
+}
+
+// The field managers' type converter skips structured-merge-diff's
+// validation of what an update compares (updateTypeConverter): the managed
+// fields it records must be exactly those of client-go's validating
+// converter, for the kinds kstep writes most and for an object the
+// validation would refuse (a container without its list-map key, name),
+// which both must refuse alike: the write keeps the live managed fields.
+func TestUnvalidatedUpdatesRecordTheSameFields(t *testing.T) {
+	gvk := corev1.SchemeGroupVersion.WithKind("Pod")
+	validating, err := managedfields.NewDefaultFieldManager(openapi.TypeConverter(), scheme.Scheme, scheme.Scheme, scheme.Scheme, gvk, gvk.GroupVersion(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unvalidated, err := managedfields.NewDefaultFieldManager(updateTypeConverter(), scheme.Scheme, scheme.Scheme, scheme.Scheme, gvk, gvk.GroupVersion(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.kstep.local/app:v1",
+			Ports: []corev1.ContainerPort{{ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}}}}}
+	bound := pod.DeepCopy()
+	bound.Spec.NodeName = "hollow-0"
+	bound.Labels["tier"] = "front"
+	bound.Spec.Containers = append(bound.Spec.Containers, corev1.Container{Name: "sidecar", Image: "registry.kstep.local/app:v1"})
+	dup := bound.DeepCopy()
+	dup.Spec.Containers = append(dup.Spec.Containers, dup.Spec.Containers[1]) // a duplicate key: allowed on update
+	nameless := bound.DeepCopy()
+	nameless.Spec.Containers = append(nameless.Spec.Containers, corev1.Container{Image: "x"})
+	for _, tc := range []struct {
+		name      string
+		live, obj *corev1.Pod
+		manager   string
+	}{
+		{"create", &corev1.Pod{}, pod, "creator"},
+		{"update by another manager", pod, bound, "binder"},
+		{"duplicate list-map key", bound, dup, "dup"},
+		{"missing list-map key", bound, nameless, "nameless"},
+	} {
+		for _, round := range []int{1, 2} { // the second finds the kind learnt
+			live := tc.live.DeepCopy()
+			if tc.name != "create" {
+				live = validating.UpdateNoErrors(&corev1.Pod{}, tc.live.DeepCopy(), "creator").(*corev1.Pod)
+			}
+			want := validating.UpdateNoErrors(live.DeepCopy(), tc.obj.DeepCopy(), tc.manager).(*corev1.Pod)
+			got := unvalidated.UpdateNoErrors(live.DeepCopy(), tc.obj.DeepCopy(), tc.manager).(*corev1.Pod)
+			if !equality.Semantic.DeepEqual(stripTimes(want.ManagedFields), stripTimes(got.ManagedFields)) {
+				t.Errorf("%s (round %d): managed fields\n got %+v\nwant %+v", tc.name, round, got.ManagedFields, want.ManagedFields)
+			}
+		}
+	}
+}
+
+func stripTimes(mf []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	out := make([]metav1.ManagedFieldsEntry, len(mf))
+	for i, e := range mf {
+		e.Time = nil
+		out[i] = e
+	}
+	return out
 }
