@@ -56,6 +56,9 @@
 // with etcd's message; /readyz stays ready and /readyz?verbose names it.
 //
 // Object state lives in etcd only; the watch caches are derived from it.
+// Objects are stored as protobuf, as upstream stores them
+// (--storage-media-type=application/json for values etcdctl can read); a
+// value in either medium is read (codec.go).
 // This package must not run any controller logic (replica counts,
 // scheduling, node health): those belong to the actors that watch it. The
 // one exception, until the namespace controller exists, is emptying a

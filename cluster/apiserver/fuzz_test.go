@@ -81,15 +81,19 @@ func exercise(t *testing.T, res *resource, obj runtime.Object) {
 	if objectMeta(obj).Name == "" {
 		objectMeta(obj).Name = "x"
 	}
-	val, err := encodeStored(res, obj)
-	if err != nil {
-		t.Fatalf("encode %s: %v", res.kind, err)
+	for _, proto := range []bool{false, true} { // both storage media types
+		r := *res
+		r.storeProtobuf = proto && storesProtobuf(res)
+		val, err := encodeStored(&r, obj)
+		if err != nil {
+			t.Fatalf("encode %s (protobuf %v): %v", res.kind, r.storeProtobuf, err)
+		}
+		back, err := decodeStored(&r, val, 7)
+		if err != nil {
+			t.Fatalf("a stored %s (protobuf %v) does not decode: %v\n%q", res.kind, r.storeProtobuf, err, val)
+		}
+		_ = attrsOf(&r, back)
 	}
-	back, err := decodeStored(res, val, 7)
-	if err != nil {
-		t.Fatalf("a stored %s does not decode: %v\n%s", res.kind, err, val)
-	}
-	_ = attrsOf(res, back)
 }
 
 func FuzzDecodeJSON(f *testing.F) {

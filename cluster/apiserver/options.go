@@ -132,6 +132,11 @@ type Options struct {
 	// and at least EtcdDefragMinBytes large (0: never).
 	EtcdDefragThreshold float64
 	EtcdDefragMinBytes  int64
+	// StorageMediaType is how objects are written to etcd:
+	// application/vnd.kubernetes.protobuf (upstream's default and ours;
+	// empty means it) or application/json (readable with etcdctl). Reads
+	// take either, so a cluster can switch with a restart.
+	StorageMediaType string
 }
 
 // authenticates reports whether callers must prove who they are.
@@ -140,14 +145,15 @@ func (o *Options) authenticates() bool { return o.ClientCAFile != "" || o.TokenA
 // DefaultOptions returns the options a single-host cluster runs with.
 func DefaultOptions() Options {
 	return Options{
-		Name:            "apiserver-0",
-		Listen:          "127.0.0.1:6443",
-		EtcdServers:     []string{"http://127.0.0.1:2379"},
-		EtcdDialTimeout: 5 * time.Second,
-		EtcdRetry:       storage.DefaultRetry,
-		MaxRequestBytes: 3 << 19, // 1.5 MiB
-		WatchCacheSize:  16384,
-		WatchCacheBytes: storage.DefaultCapacityBytes,
+		Name:             "apiserver-0",
+		Listen:           "127.0.0.1:6443",
+		EtcdServers:      []string{"http://127.0.0.1:2379"},
+		EtcdDialTimeout:  5 * time.Second,
+		EtcdRetry:        storage.DefaultRetry,
+		MaxRequestBytes:  3 << 19, // 1.5 MiB
+		StorageMediaType: protobufType,
+		WatchCacheSize:   16384,
+		WatchCacheBytes:  storage.DefaultCapacityBytes,
 		// upstream closes a watcher that cannot take an event at once after
 		// a short budget; a whole write stalled this long is a client that
 		// stopped reading.

@@ -30,6 +30,9 @@ type resource struct {
 	categories []string
 	newObj     func() runtime.Object
 	newList    func() runtime.Object
+	// storeProtobuf: written to etcd as protobuf (Options.StorageMediaType
+	// and a type that has it), else as JSON.
+	storeProtobuf bool
 	// status: the resource has a /status subresource; the main resource's
 	// writes keep the stored status, /status writes keep everything else.
 	status bool

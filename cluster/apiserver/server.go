@@ -111,7 +111,16 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 	var specs []openapi.Resource
 	served := resources()
 	s.fields = newFieldManagers(served)
+	var storeProtobuf bool
+	switch opts.StorageMediaType {
+	case "", protobufType:
+		storeProtobuf = true
+	case "application/json":
+	default:
+		return nil, fmt.Errorf("storage media type %q: want %s or application/json", opts.StorageMediaType, protobufType)
+	}
 	for _, r := range served {
+		r.storeProtobuf = storeProtobuf && storesProtobuf(r)
 		s.resources[r.gvr] = r
 		gv := r.gvr.GroupVersion()
 		if !containsGV(s.groups, gv) {

@@ -68,6 +68,10 @@ type Config struct {
 
 	// LogLevel is zap's level: debug, info, warn, error.
 	LogLevel string
+	// EnablePprof serves Go's /debug/pprof on the client URLs, as every
+	// other actor serves it on its metrics address: the members' CPU is
+	// the cluster's largest share, and is profiled like the rest.
+	EnablePprof bool
 
 	// PeerProxyListen, when set, runs the LinkPeer link proxy on this
 	// address (the member's advertised peer address) in front of
@@ -102,6 +106,7 @@ func DefaultConfig() Config {
 		MaxRequestBytes:             d.MaxRequestBytes,
 		WatchProgressNotifyInterval: time.Second,
 		LogLevel:                    "warn",
+		EnablePprof:                 true,
 	}
 }
 
@@ -171,6 +176,7 @@ func (c Config) embedConfig() (*embed.Config, error) {
 		ec.MaxRequestBytes = c.MaxRequestBytes
 	}
 	ec.WatchProgressNotifyInterval = c.WatchProgressNotifyInterval
+	ec.EnablePprof = c.EnablePprof
 	if c.LogLevel != "" {
 		// etcd panics on a level it does not know; refuse it with a message.
 		switch c.LogLevel {

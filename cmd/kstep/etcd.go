@@ -67,6 +67,7 @@ closes cleanly.`,
 	f.StringVar(&cfg.PeerProxyListen, "peer-proxy-listen", "", "run the "+etcd.LinkPeer+" link proxy on this address (advertise it in --initial-advertise-peer-urls) in front of --listen-peer-urls, controlled at "+netfault.ControlPath+" on the client URLs: how kstep partitions, delays or loses a member's peer traffic")
 	f.StringVar(&cfg.ClientProxyListen, "client-proxy-listen", "", "run the "+etcd.LinkClient+" link proxy on this address in front of --listen-client-urls (point the apiservers at it), controlled at "+netfault.ControlPath+" on the client URLs: how kstep faults apiserver → etcd")
 	f.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error, panic, or fatal")
+	f.BoolVar(&cfg.EnablePprof, "enable-pprof", cfg.EnablePprof, "serve Go's /debug/pprof on the client URLs")
 	cmd.AddCommand(newEtcdRecoverCmd())
 	return cmd
 }
