@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,51 +118,25 @@ func envelopeSize(tm []byte, rawLen int) int {
 	return len(protoMagic) + fieldSize(len(tm)) + fieldSize(rawLen) + fieldSize(0) + fieldSize(0)
 }
 
-// writer is what the envelope is written to: a bufio.Writer (a watch
-// stream) or a buffer being built.
-type writer interface {
-	io.Writer
-	io.ByteWriter
+// appendTag appends a length-delimited field's tag and length n.
+func appendTag(b []byte, tag byte, n int) []byte {
+	return binary.AppendUvarint(append(b, tag), uint64(n))
 }
 
-// writeTag writes a length-delimited field's tag and length n. Byte by
-// byte: a scratch slice handed to the interface's Write would escape, an
-// allocation per field per frame.
-func writeTag(w writer, tag byte, n int) {
-	_ = w.WriteByte(tag)
-	v := uint64(n)
-	for ; v >= 0x80; v >>= 7 {
-		_ = w.WriteByte(byte(v) | 0x80)
-	}
-	_ = w.WriteByte(byte(v))
-}
-
-// writeEnvelopeHead writes the envelope up to its message of rawLen bytes,
-// which the caller writes next, then writeEnvelopeTail.
-func writeEnvelopeHead(w writer, tm []byte, rawLen int) {
-	_, _ = w.Write(protoMagic)
-	writeTag(w, tagTypeMeta, len(tm))
-	_, _ = w.Write(tm)
-	writeTag(w, tagRaw, rawLen)
+// appendEnvelopeHead appends the envelope up to its message of rawLen
+// bytes, which comes next, then envelopeTail.
+func appendEnvelopeHead(b, tm []byte, rawLen int) []byte {
+	b = append(b, protoMagic...)
+	b = append(appendTag(b, tagTypeMeta, len(tm)), tm...)
+	return appendTag(b, tagRaw, rawLen)
 }
 
 var envelopeTail = []byte{tagContentEncoding, 0, tagContentType, 0}
 
-func writeEnvelopeTail(w writer) { _, _ = w.Write(envelopeTail) }
-
-// sliceWriter fills a buffer of known size without growing it.
-type sliceWriter struct{ b []byte }
-
-func (s *sliceWriter) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
-func (s *sliceWriter) WriteByte(c byte) error      { s.b = append(s.b, c); return nil }
-
 // envelope is the envelope of the message raw.
 func envelope(tm, raw []byte) []byte {
-	w := &sliceWriter{b: make([]byte, 0, envelopeSize(tm, len(raw)))}
-	writeEnvelopeHead(w, tm, len(raw))
-	_, _ = w.Write(raw)
-	writeEnvelopeTail(w)
-	return w.b
+	b := appendEnvelopeHead(make([]byte, 0, envelopeSize(tm, len(raw))), tm, len(raw))
+	return append(append(b, raw...), envelopeTail...)
 }
 
 // encodeObjectProto is the envelope of one object, under its own kind. A
@@ -203,16 +176,12 @@ func encodeListProto(res *resource, items [][]byte, rv, cont string, remaining *
 		n += fieldSize(len(it))
 	}
 	tm := res.pb.list
-	w := &sliceWriter{b: make([]byte, 0, envelopeSize(tm, n))}
-	writeEnvelopeHead(w, tm, n)
-	writeTag(w, tagListMeta, len(meta))
-	_, _ = w.Write(meta)
+	b := appendEnvelopeHead(make([]byte, 0, envelopeSize(tm, n)), tm, n)
+	b = append(appendTag(b, tagListMeta, len(meta)), meta...)
 	for _, it := range items {
-		writeTag(w, tagListItems, len(it))
-		_, _ = w.Write(it)
+		b = append(appendTag(b, tagListItems, len(it)), it...)
 	}
-	writeEnvelopeTail(w)
-	return w.b, nil
+	return append(b, envelopeTail...), nil
 }
 
 func writeProtobuf(w http.ResponseWriter, code int, body []byte) {
@@ -222,21 +191,19 @@ func writeProtobuf(w http.ResponseWriter, code int, body []byte) {
 }
 
 // writeProtoFrame writes one protobuf watch frame: an event of type t whose
-// object is the message raw of kind tm. The object's envelope is written
-// around raw in place, so a cached message is never copied into a frame
-// buffer of its own.
+// object is the message raw of kind tm. The frame's head is built in the
+// writer's own free buffer and raw written after it, so a cached message
+// is never copied into a frame of its own and a frame allocates nothing.
 func writeProtoFrame(bw *bufio.Writer, t string, tm, raw []byte) {
 	env := envelopeSize(tm, len(raw))
 	ext := fieldSize(env)
 	ev := fieldSize(len(t)) + fieldSize(ext)
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(ev))
-	_, _ = bw.Write(n[:])
-	writeTag(bw, tagEventType, len(t))
-	_, _ = bw.WriteString(t)
-	writeTag(bw, tagEventObject, ext)
-	writeTag(bw, tagRawExtRaw, env)
-	writeEnvelopeHead(bw, tm, len(raw))
+	head := binary.BigEndian.AppendUint32(bw.AvailableBuffer(), uint32(ev))
+	head = append(appendTag(head, tagEventType, len(t)), t...)
+	head = appendTag(head, tagEventObject, ext)
+	head = appendTag(head, tagRawExtRaw, env)
+	head = appendEnvelopeHead(head, tm, len(raw))
+	_, _ = bw.Write(head)
 	_, _ = bw.Write(raw)
-	writeEnvelopeTail(bw)
+	_, _ = bw.Write(envelopeTail)
 }
