@@ -101,7 +101,7 @@ func marshalProto(obj runtime.Object) ([]byte, error) {
 	return b, nil
 }
 
-// sov is the length of v as a protobuf varint.
+// sov is the length of n as a protobuf varint.
 func sov(n int) int {
 	s := 1
 	for v := uint64(n); v >= 0x80; v >>= 7 {
