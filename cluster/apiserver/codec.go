@@ -102,6 +102,10 @@ func (c cacheCodec) Decode(_ string, value []byte, rev int64) (runtime.Object, e
 
 func (c cacheCodec) Encode(obj runtime.Object) ([]byte, error) { return json.Marshal(obj) }
 
+// EncodeProtobuf is the object's bare message; the watch cache asks only
+// for a protobuf client, and only for resources with a protobuf encoding.
+func (c cacheCodec) EncodeProtobuf(obj runtime.Object) ([]byte, error) { return marshalProto(obj) }
+
 func (c cacheCodec) WithResourceVersion(obj runtime.Object, rev int64) runtime.Object {
 	cp := obj.DeepCopyObject()
 	objectMeta(cp).ResourceVersion = itoa(rev)

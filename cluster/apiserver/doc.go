@@ -9,8 +9,11 @@
 // PodDisruptionBudgets (eviction.go; their status is the disruption
 // controller's), list and watch semantics (selectors,
 // pagination, resourceVersion matching, bookmarks, streaming lists, 410 for
-// expired versions), content negotiation (JSON, YAML, protobuf bodies,
-// server-side tables), and the write chain of step ①: authentication →
+// expired versions), content negotiation (JSON, YAML, server-side tables,
+// and protobuf both ways: bodies in, and answers, lists and watch streams
+// out when the client's Accept prefers it, as client-go's typed clients'
+// does, on upstream's wire (protobuf.go); errors stay JSON), and the write
+// chain of step ①: authentication →
 // authorization → mutating admission → validation → validating admission →
 // storage (chain.go). Every refusal is a metav1.Status and writes nothing,
 // and quotes its input only in excerpts (status.go). Managed fields and

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -101,7 +102,7 @@ func (q *request) list() error {
 	if err != nil {
 		return err
 	}
-	out, ok := negotiate(q.r)
+	out, ok := negotiate(q.r, q.res.pb != nil)
 	if !ok {
 		notAcceptable(q.w)
 		return nil
@@ -153,7 +154,12 @@ func (q *request) listCache(p *listParams, out output, minRV int64) error {
 	}
 	items := make([][]byte, len(entries))
 	for i, e := range entries {
-		if items[i], err = e.JSON(); err != nil {
+		if out == outProtobuf {
+			items[i], err = e.Protobuf()
+		} else {
+			items[i], err = e.JSON()
+		}
+		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
 	}
@@ -209,7 +215,13 @@ func (q *request) writeObjects(out output, objs []runtime.Object, rv, cont strin
 	}
 	items := make([][]byte, len(objs))
 	for i, o := range objs {
-		b, err := json.Marshal(o)
+		var b []byte
+		var err error
+		if out == outProtobuf {
+			b, err = marshalProto(o)
+		} else {
+			b, err = json.Marshal(o)
+		}
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
@@ -220,7 +232,9 @@ func (q *request) writeObjects(out output, objs []runtime.Object, rv, cont strin
 }
 
 // watch streams events from the watch cache. The stream is JSON frames,
-// {"type":...,"object":...}, one per line, flushed whenever the watcher has
+// {"type":...,"object":...}, one per line, or when the client prefers
+// protobuf (client-go's typed clients do) length-prefixed protobuf
+// WatchEvents (protobuf.go); either is flushed whenever the watcher has
 // nothing more queued (and at least every WatchFlushInterval while it has).
 func (q *request) watch() error {
 	p, err := parseListParams(q.r.URL.Query(), q.res, q.ri.Namespace)
@@ -234,7 +248,7 @@ func (q *request) watch() error {
 		}
 		p.filter.Field = sel
 	}
-	out, ok := negotiate(q.r)
+	out, ok := negotiate(q.r, q.res.pb != nil)
 	if !ok || out == outYAML {
 		out = outJSON
 	}
@@ -284,7 +298,11 @@ func (q *request) watch() error {
 	if err != nil && !errors.Is(err, storage.ErrCompacted) {
 		return storageError(err, q.gr(), "")
 	}
-	q.w.Header().Set("Content-Type", "application/json")
+	if out == outProtobuf {
+		q.w.Header().Set("Content-Type", watchProtobufType)
+	} else {
+		q.w.Header().Set("Content-Type", "application/json")
+	}
 	q.w.Header().Set("Cache-Control", "no-cache, private")
 	q.w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(q.w, 32<<10)
@@ -320,7 +338,9 @@ func (q *request) watch() error {
 	if err != nil {
 		// Too old: the error arrives in the stream, as upstream's watch
 		// cache sends it; the client relists.
-		writeWatchStatus(bw, &apierrors.NewResourceExpired(err.Error()).ErrStatus)
+		if werr := writeWatchStatus(bw, out, &apierrors.NewResourceExpired(err.Error()).ErrStatus); werr != nil {
+			return nil // nothing the client could read: end the stream
+		}
 		flush()
 		return nil
 	}
@@ -362,10 +382,23 @@ func (q *request) watch() error {
 	}
 }
 
-func writeWatchStatus(bw *bufio.Writer, s *metav1.Status) {
+// writeWatchStatus writes an ERROR event carrying s.
+func writeWatchStatus(bw *bufio.Writer, out output, s *metav1.Status) error {
 	s.Kind, s.APIVersion, s.Status = "Status", "v1", metav1.StatusFailure
-	b, _ := json.Marshal(s)
+	if out == outProtobuf {
+		raw, err := marshalProto(s)
+		if err != nil {
+			return err
+		}
+		writeProtoFrame(bw, string(watch.Error), statusTypeMeta, raw)
+		return nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode watch status: %w", err)
+	}
 	writeFrame(bw, watch.Error, b)
+	return nil
 }
 
 func writeFrame(bw *bufio.Writer, t watch.EventType, obj []byte) {
@@ -381,6 +414,20 @@ func writeFrame(bw *bufio.Writer, t watch.EventType, obj []byte) {
 func (q *request) writeEvent(bw *bufio.Writer, out output, it storage.Item) error {
 	var b []byte
 	var err error
+	if out == outProtobuf {
+		// Cache entries are of the storage resource's kind, which is the
+		// served one unless a conversion serves them as another.
+		if q.res.convert != nil {
+			b, err = marshalProto(q.fromStorage(it.Entry.Object))
+		} else {
+			b, err = it.Entry.Protobuf()
+		}
+		if err != nil {
+			return err
+		}
+		writeProtoFrame(bw, string(it.Type), q.res.pb.item, b)
+		return nil
+	}
 	switch {
 	case out == outTable && it.Type != watch.Bookmark:
 		t, terr := tableFor(q.r, q.res, []runtime.Object{q.fromStorage(it.Entry.Object)}, q.s.now())

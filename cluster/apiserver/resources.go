@@ -59,6 +59,9 @@ type resource struct {
 	// serves through a conversion (events.k8s.io/v1 events are core events).
 	storage *resource
 	convert *conversion
+	// pb is the resource's protobuf framing (protobuf.go), nil when its
+	// type has none: its clients get JSON.
+	pb *protoKinds
 }
 
 // conversion maps a served version to and from its storage version.
@@ -244,6 +247,7 @@ func resources() []*resource {
 	}
 	for _, r := range rs {
 		r.singular = strings.ToLower(r.kind)
+		r.pb = newProtoKinds(r)
 	}
 	return rs
 }

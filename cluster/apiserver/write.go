@@ -613,7 +613,7 @@ func (q *request) deleteCollection() error {
 		}
 		deleted = append(deleted, out)
 	}
-	out, _ := negotiate(q.r)
+	out, _ := negotiate(q.r, q.res.pb != nil)
 	if out == outTable {
 		out = outJSON
 	}

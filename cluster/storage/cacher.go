@@ -25,8 +25,13 @@ import (
 type Codec interface {
 	// Decode turns a stored value into an object whose resourceVersion is rev.
 	Decode(key string, value []byte, rev int64) (runtime.Object, error)
-	// Encode renders an object in the wire form clients get (JSON).
+	// Encode renders an object in the JSON wire form clients get.
 	Encode(obj runtime.Object) ([]byte, error)
+	// EncodeProtobuf renders an object as its bare protobuf message: the
+	// bytes protobuf clients get once the apiserver has framed them (in an
+	// envelope, a watch event, or a list's items). Storage never looks
+	// inside either form.
+	EncodeProtobuf(obj runtime.Object) ([]byte, error)
 	// WithResourceVersion returns a copy of obj whose resourceVersion is rev.
 	WithResourceVersion(obj runtime.Object, rev int64) runtime.Object
 	// Bookmark returns the object of a BOOKMARK event at rev.
@@ -75,18 +80,31 @@ type Entry struct {
 	RV     int64
 	Attrs  Attrs
 
-	codec   Codec
-	size    int // the stored value's bytes
-	once    sync.Once
-	encoded []byte
-	encErr  error
+	codec Codec
+	size  int // the stored value's bytes
+	// The wire forms, each made at most once however many lists and
+	// watchers ask for it, and only once one asks: an entry no protobuf
+	// (or no JSON) client reads never holds those bytes.
+	json, proto encoded
 }
 
-// JSON returns the entry's wire form, encoding it at most once however many
-// lists and watchers ask for it.
+// encoded is one wire form of an entry, made on first use.
+type encoded struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+// JSON returns the entry's JSON wire form (Codec.Encode).
 func (e *Entry) JSON() ([]byte, error) {
-	e.once.Do(func() { e.encoded, e.encErr = e.codec.Encode(e.Object) })
-	return e.encoded, e.encErr
+	e.json.once.Do(func() { e.json.b, e.json.err = e.codec.Encode(e.Object) })
+	return e.json.b, e.json.err
+}
+
+// Protobuf returns the entry's bare protobuf message (Codec.EncodeProtobuf).
+func (e *Entry) Protobuf() ([]byte, error) {
+	e.proto.once.Do(func() { e.proto.b, e.proto.err = e.codec.EncodeProtobuf(e.Object) })
+	return e.proto.b, e.proto.err
 }
 
 // event is one change the cache applied: cur is nil for a deletion, prev is

@@ -14,7 +14,9 @@
 //   - Cacher: the watch cache of one resource. ONE etcd watch per resource
 //     prefix, decoded once, kept as the current state plus a ring of recent
 //     events, and fanned out to every watcher of that resource. Thousands of
-//     watchers cost one etcd watch. The ring is bounded by events and by
+//     watchers cost one etcd watch. Each version is encoded for the wire
+//     at most once per form (Entry.JSON, Entry.Protobuf: the Codec's, made
+//     when a list or watcher first asks) and shared by every reader. The ring is bounded by events and by
 //     the stored bytes they carry (CacherConfig.CapacityBytes). An Observe
 //     hook, opaque to storage, sees each change before any watcher does
 //     (the apiserver stamps the step tracer there).
