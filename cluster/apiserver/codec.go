@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/kstep-dev/kstep/cluster/storage"
@@ -50,9 +49,7 @@ func encodeStored(r *resource, obj runtime.Object) ([]byte, error) {
 	var b []byte
 	var err error
 	if r.storeProtobuf {
-		var buf bytes.Buffer
-		err = protobufCodec.Encode(obj, &buf)
-		b = buf.Bytes()
+		b, err = encodeObjectProto(obj, r) // the envelope the wire uses too
 	} else {
 		b, err = json.Marshal(obj)
 	}
@@ -63,15 +60,12 @@ func encodeStored(r *resource, obj runtime.Object) ([]byte, error) {
 	return b, nil
 }
 
-// protobufPrefix opens every protobuf-encoded value (apimachinery's
-// envelope); a JSON value opens with '{'.
-var protobufPrefix = []byte("k8s\x00")
-
 // decodeStored turns an etcd value, protobuf or JSON, into an object at
 // revision rev.
 func decodeStored(r *resource, value []byte, rev int64) (runtime.Object, error) {
 	obj := r.newObj()
-	if bytes.HasPrefix(value, protobufPrefix) {
+	if bytes.HasPrefix(value, protoMagic) { // a JSON value opens with '{'
+
 		if _, _, err := protobufCodec.Decode(value, nil, obj); err != nil {
 			return nil, fmt.Errorf("decode stored %s: %w", r.kind, err)
 		}
@@ -86,9 +80,8 @@ func decodeStored(r *resource, value []byte, rev int64) (runtime.Object, error) 
 // storesProtobuf reports whether r's objects can be stored as protobuf: the
 // generated marshalling every k8s.io/api type has.
 func storesProtobuf(r *resource) bool {
-	obj := r.newObj()
-	r.setTypeMeta(obj)
-	return protobufCodec.Encode(obj, io.Discard) == nil
+	_, ok := r.newObj().(protoMessage)
+	return ok
 }
 
 // cacheCodec is the storage.Codec of one resource's watch cache.

@@ -30,7 +30,7 @@ func TestStoredCodecBothMedia(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := bytes.HasPrefix(val, protobufPrefix); got != proto {
+		if got := bytes.HasPrefix(val, protoMagic); got != proto {
 			t.Errorf("protobuf %v: value opens %q", proto, val[:4])
 		}
 		// Read back by a resource of the other medium: either is read.
