@@ -177,14 +177,20 @@ func BenchmarkListFromCache(b *testing.B) {
 	}
 }
 
-// BenchmarkListEncode: a list of 1,000 pods encoded from objects (a list
-// from etcd, or an entry's first encoding): encode and frame.
-func BenchmarkListEncode(b *testing.B) {
-	res := servedResource(b, "pods")
+// benchPods is the benchmarks' list: benchListLen realistic pods.
+func benchPods() []runtime.Object {
 	objs := make([]runtime.Object, benchListLen)
 	for i := range objs {
 		objs[i] = realisticPod(i, 0)
 	}
+	return objs
+}
+
+// BenchmarkListEncode: a list of 1,000 pods encoded from objects (a list
+// from etcd, or an entry's first encoding): encode and frame.
+func BenchmarkListEncode(b *testing.B) {
+	res := servedResource(b, "pods")
+	objs := benchPods()
 	for _, enc := range encodings {
 		b.Run(enc.name, func(b *testing.B) {
 			w := &discardResponse{h: http.Header{}}
@@ -203,10 +209,7 @@ func BenchmarkListEncode(b *testing.B) {
 // BenchmarkListDecode: a client's decode of a list of 1,000 pods.
 func BenchmarkListDecode(b *testing.B) {
 	res := servedResource(b, "pods")
-	objs := make([]runtime.Object, benchListLen)
-	for i := range objs {
-		objs[i] = realisticPod(i, 0)
-	}
+	objs := benchPods()
 	for _, enc := range encodings {
 		b.Run(enc.name, func(b *testing.B) {
 			var body frameBuf
