@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kstep-dev/kstep/cluster/apiclient"
+	"github.com/kstep-dev/kstep/cluster/eventsink"
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	"github.com/kstep-dev/kstep/loadgen"
@@ -223,8 +224,13 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 			invalid("load job: %v", lerr)
 		}
 	}
-	usageAfter := p.Usage(ctx)
 	loadS := time.Since(loadStart).Seconds()
+	// The actors write their Events off the pods' path, up to MaxHold
+	// after the step they describe (cluster/eventsink): the window of CPU
+	// and of writes closes once the last of them is written, so the pods'
+	// cost counts them (and a moment of idle cluster, which only adds).
+	sleepCtx(ctx, eventSettle)
+	usageAfter := p.Usage(ctx)
 	run.Disruptions = stopDisruptions()
 	run.Disrupted = len(run.Disruptions) > 0
 	for _, d := range run.Disruptions {
@@ -498,4 +504,19 @@ func writeJSONL[T any](path string, items []T) error {
 		}
 	}
 	return f.Close()
+}
+
+// eventSettle is how long after the load the run waits before it reads the
+// actors' CPU and the apiservers' write counts: twice the longest an
+// actor's event sink holds an Event.
+var eventSettle = 2 * eventsink.DefaultOptions().MaxHold
+
+// sleepCtx sleeps for d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

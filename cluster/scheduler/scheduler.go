@@ -13,12 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
+	"github.com/kstep-dev/kstep/cluster/eventsink"
 	"github.com/kstep-dev/kstep/cluster/scheduler/cache"
 	"github.com/kstep-dev/kstep/cluster/scheduler/config"
 	"github.com/kstep-dev/kstep/cluster/scheduler/framework"
@@ -214,10 +213,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return fmt.Errorf("scheduler: no client")
 	}
 	if s.recorder == nil {
-		b := record.NewBroadcaster(record.WithContext(ctx))
-		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.client.CoreV1().Events("")})
-		defer b.Shutdown()
-		s.recorder = b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: corev1.DefaultSchedulerName})
+		r := eventsink.Start(ctx, s.client, eventsink.DefaultOptions(), nil)
+		defer r.Stop()
+		s.recorder = r.Recorder(corev1.EventSource{Component: corev1.DefaultSchedulerName})
 	}
 	nodesF := informers.NewSharedInformerFactory(s.client, 0)
 	pendingF := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,10 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/kstep-dev/kstep/cluster/eventsink"
 	"github.com/kstep-dev/kstep/cluster/kubelet"
 	"github.com/kstep-dev/kstep/cluster/kubelet/cri"
 	kubeletserver "github.com/kstep-dev/kstep/cluster/kubelet/server"
@@ -131,26 +131,26 @@ func (n *nodeFlags) config(cfg *kubelet.Config, hollow bool) error {
 // eventRecorders hands out each node's event recorder, as upstream's
 // kubelet has it: a broadcaster of its own, writing with the node's own
 // client (its credentials, its goroutine), so one busy node's events do not
-// queue behind another's. Off, every recorder is nil: no Events. stop
+// queue behind another's; its Events are written off the pod's path, in
+// batches (cluster/events). Off, every recorder is nil: no Events. stop
 // shuts every broadcaster down.
 type eventRecorders struct {
-	on          bool
-	broadcaster []record.EventBroadcaster
+	on        bool
+	recorders []*eventsink.Recorders
 }
 
 func (e *eventRecorders) recorder(cs kubernetes.Interface, node string) record.EventRecorder {
 	if !e.on {
 		return nil
 	}
-	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
-	e.broadcaster = append(e.broadcaster, b)
-	return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: node})
+	r := eventsink.Start(context.Background(), cs, eventsink.DefaultOptions(), nil)
+	e.recorders = append(e.recorders, r)
+	return r.Recorder(corev1.EventSource{Component: "kubelet", Host: node})
 }
 
 func (e *eventRecorders) stop() {
-	for _, b := range e.broadcaster {
-		b.Shutdown()
+	for _, r := range e.recorders {
+		r.Stop()
 	}
 }
 

@@ -11,22 +11,19 @@ import (
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/controller"
+	"github.com/kstep-dev/kstep/cluster/eventsink"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/record"
 )
 
 // ControllerContext builds what the controller-manager would hand a controller.
 func ControllerContext(t testing.TB, cfg *rest.Config) *controller.Context {
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
-	t.Cleanup(b.Shutdown)
+	r := eventsink.Start(context.Background(), cs, eventsink.DefaultOptions(), nil)
+	t.Cleanup(r.Stop)
 	level := slog.LevelWarn
 	if os.Getenv("KSTEP_TEST_DEBUG") != "" {
 		level = slog.LevelDebug
@@ -34,7 +31,7 @@ func ControllerContext(t testing.TB, cfg *rest.Config) *controller.Context {
 	return &controller.Context{
 		Client:    cs,
 		Informers: informers.NewSharedInformerFactory(cs, 0),
-		Recorder:  b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "test"}),
+		Recorder:  r.Recorder(corev1.EventSource{Component: "test"}),
 		Log:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 		Now:       time.Now,
 		Options:   controller.DefaultOptions(),

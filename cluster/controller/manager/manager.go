@@ -12,15 +12,13 @@ import (
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/controller"
+	"github.com/kstep-dev/kstep/cluster/eventsink"
 	"github.com/kstep-dev/kstep/cluster/leader"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/record"
 )
 
 // Config configures a controller-manager.
@@ -129,13 +127,12 @@ func Run(ctx context.Context, cfg Config) error {
 func runControllers(ctx context.Context, client kubernetes.Interface, cfg Config, names []string, rootCA []byte) {
 	start := time.Now()
 	factory := informers.NewSharedInformerFactory(client, 0)
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
+	recorders := eventsink.Start(ctx, client, eventsink.DefaultOptions(), cfg.Log)
+	defer recorders.Stop()
 	cc := &controller.Context{
 		Client:    client,
 		Informers: factory,
-		Recorder:  broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kstep-controller-manager", Host: cfg.Identity}),
+		Recorder:  recorders.Recorder(corev1.EventSource{Component: "kstep-controller-manager", Host: cfg.Identity}),
 		Tracer:    cfg.Tracer,
 		Log:       cfg.Log,
 		Now:       time.Now,
