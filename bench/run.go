@@ -229,7 +229,10 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	// after the step they describe (cluster/eventsink): the window of CPU
 	// and of writes closes once the last of them is written, so the pods'
 	// cost counts them (and a moment of idle cluster, which only adds).
-	sleepCtx(ctx, eventSettle)
+	select {
+	case <-ctx.Done():
+	case <-time.After(eventSettle):
+	}
 	usageAfter := p.Usage(ctx)
 	run.Disruptions = stopDisruptions()
 	run.Disrupted = len(run.Disruptions) > 0
@@ -510,13 +513,3 @@ func writeJSONL[T any](path string, items []T) error {
 // actors' CPU and the apiservers' write counts: twice the longest an
 // actor's event sink holds an Event.
 var eventSettle = 2 * eventsink.DefaultOptions().MaxHold
-
-// sleepCtx sleeps for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
