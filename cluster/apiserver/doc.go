@@ -59,6 +59,8 @@
 // with etcd's message; /readyz stays ready and /readyz?verbose names it.
 //
 // Object state lives in etcd only; the watch caches are derived from it.
+// Events have none (resource.uncached, as upstream's default): their
+// reads go to etcd and each of their watches is an etcd watch of its own.
 // Objects are stored as protobuf, as upstream stores them
 // (--storage-media-type=application/json for values etcdctl can read); a
 // value in either medium is read (codec.go).

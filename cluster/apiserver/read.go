@@ -51,7 +51,7 @@ func (q *request) read(ctx context.Context, namespace, name string) (runtime.Obj
 func (q *request) get() error {
 	rv := q.r.URL.Query().Get("resourceVersion")
 	var obj runtime.Object
-	if rv != "" {
+	if c := q.s.cacher(q.storageResource()); rv != "" && c != nil {
 		// Any version at least as new as rv will do: the watch cache.
 		min := int64(0)
 		if rv != "0" {
@@ -61,7 +61,6 @@ func (q *request) get() error {
 			}
 			min = n
 		}
-		c := q.s.cacher(q.storageResource())
 		ctx, cancel := context.WithTimeout(q.ctx(), 3*time.Second)
 		err := c.WaitFor(ctx, min)
 		cancel()
@@ -114,6 +113,14 @@ func (q *request) list() error {
 			return err
 		}
 		return q.listEtcd(p, out, tok.RV, tok.Start)
+	case q.s.cacher(q.storageResource()) == nil:
+		// Uncached: etcd now is at least as new as any version asked for,
+		// unless the client wants that exact one.
+		rev := int64(0)
+		if p.rvMatch == metav1.ResourceVersionMatchExact {
+			rev, _ = parseRV(p.rv)
+		}
+		return q.listEtcd(p, out, rev, "")
 	case p.rv == "0":
 		return q.listCache(p, out, 0)
 	case p.rv == "":
@@ -286,15 +293,23 @@ func (q *request) watch() error {
 		opts.FromRV, _ = parseRV(p.rv)
 		minRV = opts.FromRV
 	}
-	if minRV > 0 {
-		wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
-		err := c.WaitFor(wctx, minRV)
-		wcancel()
-		if err != nil {
-			return storageError(err, q.gr(), "")
+	var w storage.Stream
+	if c == nil {
+		// Uncached: an etcd watch of this client's own, from the
+		// namespace's prefix; etcd is as fresh as any version seen.
+		sr := q.storageResource()
+		w, err = q.s.store.WatchEtcd(ctx, sr.prefix(p.filter.Namespace), cacheCodec{r: sr}, opts)
+	} else {
+		if minRV > 0 {
+			wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
+			err := c.WaitFor(wctx, minRV)
+			wcancel()
+			if err != nil {
+				return storageError(err, q.gr(), "")
+			}
 		}
+		w, err = c.Watch(ctx, opts)
 	}
-	w, err := c.Watch(ctx, opts)
 	if err != nil && !errors.Is(err, storage.ErrCompacted) {
 		return storageError(err, q.gr(), "")
 	}

@@ -55,6 +55,10 @@ type resource struct {
 	// indexField is the field watchers select on exactly often enough to be
 	// worth an index in the watch cache (kubelets: spec.nodeName).
 	indexField string
+	// uncached: no watch cache; reads, lists and watches go to etcd (Events,
+	// as upstream's default --watch-cache-sizes has them: a cache would hold
+	// and decode every Event written for the rare client that reads them).
+	uncached bool
 	// storage, when set, is another resource whose stored objects this one
 	// serves through a conversion (events.k8s.io/v1 events are core events).
 	storage *resource
@@ -183,7 +187,8 @@ func rcFields(obj runtime.Object) fields.Set {
 // core events resource.
 func resources() []*resource {
 	coreEvents := &resource{gvr: corev1.SchemeGroupVersion.WithResource("events"), kind: "Event", namespaced: true, shortNames: []string{"ev"},
-		newObj: func() runtime.Object { return &corev1.Event{} }, newList: func() runtime.Object { return &corev1.EventList{} }, fields: eventFields}
+		newObj: func() runtime.Object { return &corev1.Event{} }, newList: func() runtime.Object { return &corev1.EventList{} }, fields: eventFields,
+		uncached: true}
 	rs := []*resource{
 		{gvr: corev1.SchemeGroupVersion.WithResource("namespaces"), kind: "Namespace", shortNames: []string{"ns"}, status: true, finalize: true,
 			newObj: func() runtime.Object { return &corev1.Namespace{} }, newList: func() runtime.Object { return &corev1.NamespaceList{} }, fields: namespaceFields},

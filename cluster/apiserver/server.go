@@ -126,7 +126,7 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 		if !containsGV(s.groups, gv) {
 			s.groups = append(s.groups, gv)
 		}
-		if r.storage == nil {
+		if r.storage == nil && !r.uncached {
 			s.cachers[r.storageName()] = storage.NewCacher(s.store, storage.CacherConfig{
 				Resource:         r.gvr.Resource,
 				Prefix:           r.prefix(""),
@@ -180,6 +180,7 @@ func containsGV(gvs []schema.GroupVersion, gv schema.GroupVersion) bool {
 	return false
 }
 
+// cacher is r's watch cache, nil for an uncached resource.
 func (s *Server) cacher(r *resource) *storage.Cacher { return s.cachers[r.storageName()] }
 
 func (s *Server) routes() *http.ServeMux {

@@ -179,8 +179,10 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 	// upstream's GuaranteedUpdate does: the hint may be older than a write
 	// the client has already seen acknowledged.
 	hinted := false
-	if e, ok := q.s.cacher(sr).Get(key); ok {
-		cur, curRev, hinted = e.Object.DeepCopyObject(), e.RV, true
+	if c := q.s.cacher(sr); c != nil {
+		if e, ok := c.Get(key); ok {
+			cur, curRev, hinted = e.Object.DeepCopyObject(), e.RV, true
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		// A patch is applied on every attempt: once the client has gone,

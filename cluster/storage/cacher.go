@@ -292,7 +292,12 @@ const DefaultCapacityBytes = 128 << 20
 
 // newEntry is one version of one object, size its stored bytes.
 func (c *Cacher) newEntry(key string, obj runtime.Object, rv int64, size int) *Entry {
-	return &Entry{Key: key, Object: obj, RV: rv, Attrs: c.codec.Attrs(obj), codec: c.codec, size: size}
+	return newEntry(c.codec, key, obj, rv, size)
+}
+
+// newEntry is one version of one object, encoded and selected by codec.
+func newEntry(codec Codec, key string, obj runtime.Object, rv int64, size int) *Entry {
+	return &Entry{Key: key, Object: obj, RV: rv, Attrs: codec.Attrs(obj), codec: codec, size: size}
 }
 
 // Run lists the prefix, then follows one etcd watch on it until ctx ends.

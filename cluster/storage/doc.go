@@ -20,6 +20,9 @@
 //     the stored bytes they carry (CacherConfig.CapacityBytes). An Observe
 //     hook, opaque to storage, sees each change before any watcher does
 //     (the apiserver stamps the step tracer there).
+//   - EtcdWatcher (etcdwatch.go): a watch served straight from etcd, for a
+//     resource with no watch cache (Events): one etcd watch per client
+//     watch, with the Cacher's contract (Stream is what both offer).
 //   - Keys on leases and change notices (lease.go): KeepKey holds a key on
 //     an etcd lease for as long as its caller lives (the apiservers'
 //     endpoint leases), Changes says when a prefix changed.
