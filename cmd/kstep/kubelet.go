@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -148,10 +149,15 @@ func (e *eventRecorders) recorder(cs kubernetes.Interface, node string) record.E
 	return r.Recorder(corev1.EventSource{Component: "kubelet", Host: node})
 }
 
+// stop stops every node's recorders at once: each writes what waits for
+// up to a second, and hundreds of hollow nodes one after another would
+// outlast the stop grace.
 func (e *eventRecorders) stop() {
+	var wg sync.WaitGroup
 	for _, r := range e.recorders {
-		r.Stop()
+		wg.Go(r.Stop)
 	}
+	wg.Wait()
 }
 
 func newKubeletCmd() *cobra.Command {
