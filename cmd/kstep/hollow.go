@@ -5,7 +5,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/kstep-dev/kstep/cluster/apiclient"
 	"github.com/kstep-dev/kstep/cluster/kubelet/hollowctl"
 
 	"encoding/csv"
@@ -41,11 +40,7 @@ Node, Lease, pod informer and watch (so the apiserver's load is what N real
 nodes would put on it), driving its own in-process simulated CRI runtime.
 Each has its own connection to the apiserver, as real nodes do: on one
 shared HTTP/2 connection every node's watch events, requests and responses
-queue behind one another in the connection's single frame writer. Node i
-prefers the kubeconfig's apiserver i (mod their number; the current
-context's first) and fails over to the others, as kubelets behind a load
-balancer spread over the apiservers: with every node on one apiserver, it
-held every node's watch and took every node's writes while the other idled.
+queue behind one another in the connection's single frame writer.
 
 Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 240.0.0.0/4 (node 1: 240.0.1.0/24), a reserved range nothing routes.`,
@@ -56,16 +51,9 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 			if count <= 0 {
 				return errors.New("--count must be positive")
 			}
-			// Node i prefers apiserver i (mod their number), as kubelets
-			// behind a load balancer spread over the apiservers: one
-			// config per apiserver, so one prober each, not one per node.
-			servers, err := apiclient.Load(kubeconfig)
+			rc, err := restConfig(ctx, kubeconfig)
 			if err != nil {
 				return err
-			}
-			rcs := make([]*rest.Config, len(servers.Hosts()))
-			for p := range rcs {
-				rcs[p] = servers.Config(ctx, p, slog.Default())
 			}
 			tokens, err := readNodeTokens(tokenFile)
 			if err != nil {
@@ -78,8 +66,7 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 			// inside the apiserver, its handlers waiting on that one
 			// connection's frame writer; the same node's Lease renewals
 			// and Events were 0.2 s.
-			clientFor := func(node string, i int) (kubernetes.Interface, error) {
-				rc := rcs[i%len(rcs)]
+			clientFor := func(node string) (kubernetes.Interface, error) {
 				hc, err := rest.HTTPClientFor(perNodeTransport(rc))
 				if err != nil {
 					return nil, err
@@ -116,7 +103,7 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 			set := &hollowSet{byNode: map[string]*hollowKubelet{}, served: served}
 			for i := range count {
 				name := fmt.Sprintf("%s%d", prefix, first+i)
-				client, err := clientFor(name, first+i)
+				client, err := clientFor(name)
 				if err != nil {
 					return err
 				}
