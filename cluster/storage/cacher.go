@@ -956,15 +956,22 @@ func resetTimer(t *time.Timer, d time.Duration) *time.Timer {
 	return t
 }
 
+// popItem takes the first of a watcher's queued items (which must not be
+// empty), dropping the queue's reference to it, and advances last to its
+// revision.
+func popItem(items *[]Item, last *int64) Item {
+	it := (*items)[0]
+	(*items)[0] = Item{}
+	*items = (*items)[1:]
+	*last = max(*last, it.Entry.RV)
+	return it
+}
+
 // Next returns the next item, blocking until there is one, a bookmark is
 // due, ctx ends, or the cache closes the watch.
 func (w *Watcher) Next(ctx context.Context) (Item, error) {
 	if len(w.initial) > 0 {
-		it := w.initial[0]
-		w.initial[0] = Item{}
-		w.initial = w.initial[1:]
-		w.lastRV = max(w.lastRV, it.Entry.RV)
-		return it, nil
+		return popItem(&w.initial, &w.lastRV), nil
 	}
 	// A bookmark is offered after BookmarkInterval without an item.
 	var tick <-chan time.Time

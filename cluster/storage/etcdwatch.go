@@ -126,11 +126,7 @@ func (w *EtcdWatcher) Next(ctx context.Context) (Item, error) {
 	var tick <-chan time.Time
 	for {
 		if len(w.pend) > 0 {
-			it := w.pend[0]
-			w.pend[0] = Item{}
-			w.pend = w.pend[1:]
-			w.lastRV = max(w.lastRV, it.Entry.RV)
-			return it, nil
+			return popItem(&w.pend, &w.lastRV), nil
 		}
 		if tick == nil && w.opts.Bookmarks && w.opts.BookmarkInterval > 0 && !w.asked {
 			w.bookmark = resetTimer(w.bookmark, w.opts.BookmarkInterval)
