@@ -276,7 +276,9 @@ func (q *request) watch() error {
 		opts.SendInitial, opts.InitialEventsEnd = true, true
 		if p.rv != "" && p.rv != "0" {
 			minRV, _ = parseRV(p.rv)
-		} else if p.rv == "" {
+		} else if p.rv == "" && c != nil {
+			// The cache must reach etcd's revision first (an uncached
+			// resource's etcd watch reads it itself).
 			if minRV, err = q.s.store.Revision(ctx); err != nil {
 				return apierrors.NewInternalError(err)
 			}

@@ -74,6 +74,7 @@ type pending struct {
 	ev       *corev1.Event
 	patch    []byte
 	attempts int
+	at       time.Time // when it was queued (again, after a failed attempt)
 }
 
 // Sink is a record.EventSink that writes in batches off the caller's
@@ -88,8 +89,7 @@ type Sink struct {
 	mu      sync.Mutex
 	queue   []*pending
 	creates map[types.NamespacedName]*pending // creates waiting, by Event
-	first   time.Time                         // when the oldest waiting Event was recorded
-	last    time.Time                         // when the newest was
+	last    time.Time                         // when the newest waiting Event was recorded
 	wake    chan struct{}
 }
 
@@ -113,10 +113,7 @@ func (s *Sink) enqueue(p *pending, now time.Time) bool {
 		dropped.WithLabelValues("full").Inc()
 		return false
 	}
-	if len(s.queue) == 0 {
-		s.first = now
-	}
-	s.last = now
+	p.at, s.last = now, now
 	s.queue = append(s.queue, p)
 	select {
 	case s.wake <- struct{}{}:
@@ -186,14 +183,11 @@ func (s *Sink) due() time.Time {
 	if len(s.queue) >= s.opts.MaxBatch {
 		return s.last // now
 	}
-	return minTime(s.last.Add(s.opts.Quiet), s.first.Add(s.opts.MaxHold))
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
+	// The oldest waits at most MaxHold: the queue is in arrival order.
+	if quiet, held := s.last.Add(s.opts.Quiet), s.queue[0].at.Add(s.opts.MaxHold); quiet.Before(held) {
+		return quiet
 	}
-	return b
+	return s.queue[0].at.Add(s.opts.MaxHold)
 }
 
 // take removes up to MaxBatch waiting writes.
@@ -207,9 +201,6 @@ func (s *Sink) take() []*pending {
 		if p.patch == nil && s.creates[keyOf(p.ev)] == p {
 			delete(s.creates, keyOf(p.ev))
 		}
-	}
-	if len(s.queue) > 0 {
-		s.first = time.Now()
 	}
 	return batch
 }

@@ -75,9 +75,20 @@ func TestBurstWrittenWhenQuietAndAggregated(t *testing.T) {
 	if pulled != 1 || started != 10 {
 		t.Fatalf("got %d Pulled and %d Started Events, want 1 and 10", pulled, started)
 	}
-	rec.Event(p, corev1.EventTypeWarning, "BackOff", "last words")
-	time.Sleep(20 * time.Millisecond) // the broadcaster hands it to the sink
 	r.Stop()
+
+	// What waits when the sink stops is written: handed to the sink
+	// itself, not through the broadcaster, whose own hand-off a stop may
+	// overtake.
+	sink := eventsink.NewSink(cs.CoreV1(), opts, nil)
+	if _, err := sink.Create(event("web.last", "BackOff")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { sink.Run(ctx); close(done) }()
+	cancel()
+	<-done
 	found := false
 	for _, e := range eventsOf(t, cs) {
 		found = found || e.Reason == "BackOff"
@@ -85,6 +96,12 @@ func TestBurstWrittenWhenQuietAndAggregated(t *testing.T) {
 	if !found {
 		t.Fatal("an Event waiting at Stop was not written")
 	}
+}
+
+func event(name, reason string) *corev1.Event {
+	return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "web", Namespace: "default"},
+		Reason:         reason, Message: "last words", Type: corev1.EventTypeWarning}
 }
 
 // An actor that never goes quiet still has its Events written within
