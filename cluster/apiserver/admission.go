@@ -56,7 +56,7 @@ func (s *Server) cachedIn(resource, namespace string) []runtime.Object {
 	}
 	out := make([]runtime.Object, len(entries))
 	for i, e := range entries {
-		out[i] = e.Object
+		out[i] = e.Object()
 	}
 	return out
 }
@@ -190,7 +190,7 @@ func (g *quotaGate) check(ctx context.Context, after int64, pod *corev1.Pod, quo
 	}
 	pods := make([]*corev1.Pod, len(entries))
 	for i, e := range entries {
-		pods[i] = e.Object.(*corev1.Pod)
+		pods[i] = e.Object().(*corev1.Pod)
 	}
 	for _, o := range quotas {
 		q := o.(*corev1.ResourceQuota)
@@ -224,7 +224,7 @@ func (w *webhooks) attributes(req *AdmissionRequest) *admission.Attributes {
 	}
 	if ns != "" {
 		if e, ok := w.s.cachers["namespaces"].Get("/registry/namespaces/" + ns); ok {
-			a.NamespaceLabels = objectMeta(e.Object).Labels
+			a.NamespaceLabels = objectMeta(e.Object()).Labels
 		} else if nsObj, ok := req.Object.(*corev1.Namespace); ok {
 			a.NamespaceLabels = nsObj.Labels
 		}

@@ -99,12 +99,6 @@ func (c cacheCodec) Encode(obj runtime.Object) ([]byte, error) { return json.Mar
 // for a protobuf client, and only for resources with a protobuf encoding.
 func (c cacheCodec) EncodeProtobuf(obj runtime.Object) ([]byte, error) { return marshalProto(obj) }
 
-func (c cacheCodec) WithResourceVersion(obj runtime.Object, rev int64) runtime.Object {
-	cp := obj.DeepCopyObject()
-	objectMeta(cp).ResourceVersion = itoa(rev)
-	return cp
-}
-
 func (c cacheCodec) Bookmark(rev int64, initialEventsEnd bool) runtime.Object {
 	obj := c.r.newObj()
 	c.r.setTypeMeta(obj)

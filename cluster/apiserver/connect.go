@@ -62,7 +62,7 @@ func (q *request) subGR() schema.GroupResource {
 // does not hold it or holds it unbound yet (it may lag a binding).
 func (q *request) connectPod() (*corev1.Pod, error) {
 	if e, ok := q.s.cacher(q.res).Get(q.res.key(q.ri.Namespace, q.ri.Name)); ok {
-		if p := e.Object.(*corev1.Pod); p.Spec.NodeName != "" {
+		if p := e.Object().(*corev1.Pod); p.Spec.NodeName != "" {
 			return p, nil
 		}
 	}

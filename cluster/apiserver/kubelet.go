@@ -111,7 +111,7 @@ func (s *Server) kubeletLocation(node string) (*url.URL, http.RoundTripper, erro
 	if !ok {
 		return nil, nil, apierrors.NewNotFound(nodes.gvr.GroupResource(), node)
 	}
-	host, err := kubeletHost(e.Object.(*corev1.Node))
+	host, err := kubeletHost(e.Object().(*corev1.Node))
 	if err != nil {
 		return nil, nil, err
 	}

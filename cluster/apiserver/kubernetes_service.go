@@ -188,7 +188,7 @@ func (s *Server) reconcileKubernetesService(ctx context.Context, self masterLeas
 		return err
 	}
 	for _, e := range old {
-		if want[objectMeta(e.Object).Name] {
+		if want[objectMeta(e.Object()).Name] {
 			continue
 		}
 		if _, _, err := s.store.Delete(ctx, e.Key, e.RV); err != nil && !errors.Is(err, storage.ErrNotFound) {

@@ -58,7 +58,7 @@ func (s *Server) namespaceWritable(ctx context.Context, name string) error {
 	gr := ns.gvr.GroupResource()
 	var obj *corev1.Namespace
 	if e, ok := s.cacher(ns).Get(ns.key("", name)); ok {
-		obj = e.Object.(*corev1.Namespace)
+		obj = e.Object().(*corev1.Namespace)
 	} else {
 		kv, err := s.store.Get(ctx, ns.key("", name))
 		if err != nil {

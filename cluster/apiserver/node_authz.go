@@ -143,7 +143,7 @@ func (n *nodeAuthorizer) boundTo(namespace, name, node string) bool {
 	if !ok {
 		return true
 	}
-	return e.Object.(*corev1.Pod).Spec.NodeName == node
+	return e.Attrs.Fields["spec.nodeName"] == node
 }
 
 // referenced reports whether a pod bound to node in namespace names the
@@ -155,7 +155,7 @@ func (n *nodeAuthorizer) referenced(ctx context.Context, node, namespace, resour
 		return false
 	}
 	for _, e := range entries {
-		if podReferences(e.Object.(*corev1.Pod), resource, name) {
+		if podReferences(e.Object().(*corev1.Pod), resource, name) {
 			return true
 		}
 	}

@@ -39,6 +39,11 @@ type Options struct {
 	// WatchCacheBytes bounds the stored size of those events too, per
 	// resource: updates of 1 MiB objects pin at most this much.
 	WatchCacheBytes int64
+	// WatchCacheDecodedEvents is how many of those events, the newest, keep
+	// the versions they replaced decoded and encoded; older versions are
+	// kept as etcd stored them and decoded again by the rare watch that
+	// resumes from so far back (storage.Entry).
+	WatchCacheDecodedEvents int
 	// WatchStallTimeout: a watch whose client has not taken what was
 	// written to it for this long is closed (the client resumes or
 	// relists), and its queue is freed. 0: never.
@@ -145,15 +150,16 @@ func (o *Options) authenticates() bool { return o.ClientCAFile != "" || o.TokenA
 // DefaultOptions returns the options a single-host cluster runs with.
 func DefaultOptions() Options {
 	return Options{
-		Name:             "apiserver-0",
-		Listen:           "127.0.0.1:6443",
-		EtcdServers:      []string{"http://127.0.0.1:2379"},
-		EtcdDialTimeout:  5 * time.Second,
-		EtcdRetry:        storage.DefaultRetry,
-		MaxRequestBytes:  3 << 19, // 1.5 MiB
-		StorageMediaType: protobufType,
-		WatchCacheSize:   16384,
-		WatchCacheBytes:  storage.DefaultCapacityBytes,
+		Name:                    "apiserver-0",
+		Listen:                  "127.0.0.1:6443",
+		EtcdServers:             []string{"http://127.0.0.1:2379"},
+		EtcdDialTimeout:         5 * time.Second,
+		EtcdRetry:               storage.DefaultRetry,
+		MaxRequestBytes:         3 << 19, // 1.5 MiB
+		StorageMediaType:        protobufType,
+		WatchCacheSize:          16384,
+		WatchCacheBytes:         storage.DefaultCapacityBytes,
+		WatchCacheDecodedEvents: storage.DefaultDecodedEvents,
 		// upstream closes a watcher that cannot take an event at once after
 		// a short budget; a whole write stalled this long is a client that
 		// stopped reading.

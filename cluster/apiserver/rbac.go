@@ -139,16 +139,16 @@ func (r *rbacAuthorizer) build(ctx context.Context) (*rbacSnapshot, error) {
 	}
 	roles := map[string][]rbacv1.PolicyRule{} // namespace/name
 	for _, e := range lists[0] {
-		ro := e.Object.(*rbacv1.Role)
+		ro := e.Object().(*rbacv1.Role)
 		roles[ro.Namespace+"/"+ro.Name] = ro.Rules
 	}
 	clusterRoles := map[string][]rbacv1.PolicyRule{}
 	for _, e := range lists[1] {
-		cr := e.Object.(*rbacv1.ClusterRole)
+		cr := e.Object().(*rbacv1.ClusterRole)
 		clusterRoles[cr.Name] = cr.Rules
 	}
 	for _, e := range lists[2] {
-		rb := e.Object.(*rbacv1.RoleBinding)
+		rb := e.Object().(*rbacv1.RoleBinding)
 		var rules []rbacv1.PolicyRule
 		switch rb.RoleRef.Kind {
 		case "Role":
@@ -171,7 +171,7 @@ func (r *rbacAuthorizer) build(ctx context.Context) (*rbacSnapshot, error) {
 		ns.add(rb.Subjects, resourceRules)
 	}
 	for _, e := range lists[3] {
-		crb := e.Object.(*rbacv1.ClusterRoleBinding)
+		crb := e.Object().(*rbacv1.ClusterRoleBinding)
 		if crb.RoleRef.Kind == "ClusterRole" {
 			snap.cluster.add(crb.Subjects, clusterRoles[crb.RoleRef.Name])
 		}

@@ -71,7 +71,7 @@ func (q *request) get() error {
 		if !ok {
 			return apierrors.NewNotFound(q.gr(), q.ri.Name)
 		}
-		obj = e.Object.DeepCopyObject()
+		obj = e.ObjectCopy()
 	} else {
 		var err error
 		if obj, err = q.read(q.ctx(), q.ri.Namespace, q.ri.Name); err != nil {
@@ -155,7 +155,7 @@ func (q *request) listCache(p *listParams, out output, minRV int64) error {
 	if out == outTable || q.res.convert != nil {
 		objs := make([]runtime.Object, len(entries))
 		for i, e := range entries {
-			objs[i] = q.fromStorage(e.Object)
+			objs[i] = q.fromStorage(e.Object())
 		}
 		return q.writeObjects(out, objs, itoa(rv), "")
 	}
@@ -435,7 +435,7 @@ func (q *request) writeEvent(bw *bufio.Writer, out output, it storage.Item) erro
 		// Cache entries are of the storage resource's kind, which is the
 		// served one unless a conversion serves them as another.
 		if q.res.convert != nil {
-			b, err = marshalProto(q.fromStorage(it.Entry.Object))
+			b, err = marshalProto(q.fromStorage(it.Entry.Object()))
 		} else {
 			b, err = it.Entry.Protobuf()
 		}
@@ -447,14 +447,14 @@ func (q *request) writeEvent(bw *bufio.Writer, out output, it storage.Item) erro
 	}
 	switch {
 	case out == outTable && it.Type != watch.Bookmark:
-		t, terr := tableFor(q.r, q.res, []runtime.Object{q.fromStorage(it.Entry.Object)}, q.s.now())
+		t, terr := tableFor(q.r, q.res, []runtime.Object{q.fromStorage(it.Entry.Object())}, q.s.now())
 		if terr != nil {
 			return terr
 		}
 		t.ResourceVersion = itoa(it.Entry.RV)
 		b, err = json.Marshal(t)
 	case q.res.convert != nil:
-		b, err = json.Marshal(q.fromStorage(it.Entry.Object))
+		b, err = json.Marshal(q.fromStorage(it.Entry.Object()))
 	default:
 		b, err = it.Entry.JSON()
 	}

@@ -136,14 +136,14 @@ func (s *Server) nodeMetrics(ctx context.Context, ri *requestInfo, f storage.Fil
 		if !ok {
 			return nil, apierrors.NewNotFound(gr, ri.Name)
 		}
-		nodes = append(nodes, e.Object.(*corev1.Node))
+		nodes = append(nodes, e.Object().(*corev1.Node))
 	} else {
 		entries, _, err := s.cacher(res).List(ctx, 0, f)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
 		for _, e := range entries {
-			nodes = append(nodes, e.Object.(*corev1.Node))
+			nodes = append(nodes, e.Object().(*corev1.Node))
 		}
 	}
 	names := make([]string, len(nodes))
@@ -188,14 +188,14 @@ func (s *Server) podMetrics(ctx context.Context, ri *requestInfo, f storage.Filt
 		if !ok {
 			return nil, apierrors.NewNotFound(gr, ri.Name)
 		}
-		pods = append(pods, e.Object.(*corev1.Pod))
+		pods = append(pods, e.Object().(*corev1.Pod))
 	} else {
 		entries, _, err := s.cacher(res).List(ctx, 0, f)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
 		for _, e := range entries {
-			pods = append(pods, e.Object.(*corev1.Pod))
+			pods = append(pods, e.Object().(*corev1.Pod))
 		}
 	}
 	// Only the nodes the selected pods run on are asked.

@@ -133,6 +133,7 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 				Codec:            cacheCodec{r: r},
 				Capacity:         opts.WatchCacheSize,
 				CapacityBytes:    opts.WatchCacheBytes,
+				DecodedEvents:    opts.WatchCacheDecodedEvents,
 				IndexField:       r.indexField,
 				ProgressInterval: opts.BookmarkInterval / 2,
 				Log:              s.log,

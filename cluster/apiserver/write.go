@@ -181,7 +181,7 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 	hinted := false
 	if c := q.s.cacher(sr); c != nil {
 		if e, ok := c.Get(key); ok {
-			cur, curRev, hinted = e.Object.DeepCopyObject(), e.RV, true
+			cur, curRev, hinted = e.ObjectCopy(), e.RV, true
 		}
 	}
 	for attempt := 0; ; attempt++ {

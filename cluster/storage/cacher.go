@@ -32,8 +32,6 @@ type Codec interface {
 	// envelope, a watch event, or a list's items). Storage never looks
 	// inside either form.
 	EncodeProtobuf(obj runtime.Object) ([]byte, error)
-	// WithResourceVersion returns a copy of obj whose resourceVersion is rev.
-	WithResourceVersion(obj runtime.Object, rev int64) runtime.Object
 	// Bookmark returns the object of a BOOKMARK event at rev.
 	Bookmark(rev int64, initialEventsEnd bool) runtime.Object
 	// Attrs returns what selectors match against.
@@ -72,16 +70,29 @@ func (f *Filter) Matches(a Attrs) bool {
 	return true
 }
 
-// Entry is one version of one object. Object is shared by every reader and
-// MUST NOT be mutated; copy it first.
+// Entry is one version of one object. Its object is shared by every reader
+// and MUST NOT be mutated; copy it first (ObjectCopy).
+//
+// An entry keeps the value etcd stored. While its version is among the
+// ring's newest CacherConfig.DecodedEvents events (made, replaced or deleted
+// there), it also keeps its decoded object and the wire forms readers asked
+// for: the watchers of that change, and the writes that follow it, use
+// them. Past that it is compacted to the stored value alone, current or
+// not: a cache of 10,000 pods holds their stored bytes, not every pod and
+// every kept version decoded and encoded, and the rarer reader of an older
+// version (a list, a watch that resumes from far back or lags far behind,
+// the next write of a quiet object) decodes it again for itself.
 type Entry struct {
-	Key    string
-	Object runtime.Object
-	RV     int64
-	Attrs  Attrs
+	Key   string
+	RV    int64
+	Attrs Attrs
 
 	codec Codec
-	size  int // the stored value's bytes
+	value []byte // the stored value; nil for a bookmark
+
+	mu        sync.Mutex
+	obj       runtime.Object // nil until decoded, and once compacted
+	compacted bool
 	// The wire forms, each made at most once however many lists and
 	// watchers ask for it, and only once one asks: an entry no protobuf
 	// (or no JSON) client reads never holds those bytes.
@@ -90,21 +101,83 @@ type Entry struct {
 
 // encoded is one wire form of an entry, made on first use.
 type encoded struct {
-	once sync.Once
+	made bool
 	b    []byte
 	err  error
 }
 
-// JSON returns the entry's JSON wire form (Codec.Encode).
-func (e *Entry) JSON() ([]byte, error) {
-	e.json.once.Do(func() { e.json.b, e.json.err = e.codec.Encode(e.Object) })
-	return e.json.b, e.json.err
+// Object is the entry's object, whose resourceVersion is RV.
+func (e *Entry) Object() runtime.Object {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.objectLocked()
 }
 
+func (e *Entry) objectLocked() runtime.Object {
+	if e.obj != nil {
+		return e.obj
+	}
+	obj, err := e.codec.Decode(e.Key, e.value, e.RV)
+	if err != nil {
+		// The value decoded when the entry was made; the codec is
+		// deterministic, so this is a broken invariant, not bad input.
+		panic(fmt.Sprintf("storage: %s at %d decoded once and not again: %v", e.Key, e.RV, err))
+	}
+	if !e.compacted {
+		e.obj = obj
+	}
+	return obj
+}
+
+// ObjectCopy is a copy of the entry's object that the caller may mutate.
+func (e *Entry) ObjectCopy() runtime.Object {
+	e.mu.Lock()
+	obj, compacted := e.obj, e.compacted
+	e.mu.Unlock()
+	if obj != nil {
+		return obj.DeepCopyObject()
+	}
+	if compacted {
+		return e.Object() // decoded for this caller alone
+	}
+	return e.Object().DeepCopyObject()
+}
+
+// JSON returns the entry's JSON wire form (Codec.Encode).
+func (e *Entry) JSON() ([]byte, error) { return e.wire(&e.json, e.codec.Encode) }
+
 // Protobuf returns the entry's bare protobuf message (Codec.EncodeProtobuf).
-func (e *Entry) Protobuf() ([]byte, error) {
-	e.proto.once.Do(func() { e.proto.b, e.proto.err = e.codec.EncodeProtobuf(e.Object) })
-	return e.proto.b, e.proto.err
+func (e *Entry) Protobuf() ([]byte, error) { return e.wire(&e.proto, e.codec.EncodeProtobuf) }
+
+// wire returns one wire form, made under the entry's lock so that
+// concurrent readers of a fresh entry encode it once; a compacted entry's
+// form is made for its reader alone and not kept.
+func (e *Entry) wire(f *encoded, enc func(runtime.Object) ([]byte, error)) ([]byte, error) {
+	e.mu.Lock()
+	if f.made {
+		e.mu.Unlock()
+		return f.b, f.err
+	}
+	if e.compacted {
+		e.mu.Unlock()
+		return enc(e.Object())
+	}
+	defer e.mu.Unlock()
+	f.b, f.err = enc(e.objectLocked())
+	f.made = true
+	return f.b, f.err
+}
+
+// compact drops what the entry can make again from its stored value.
+func (e *Entry) compact() {
+	if e == nil || e.value == nil {
+		return
+	}
+	e.mu.Lock()
+	e.compacted = true
+	e.obj = nil
+	e.json, e.proto = encoded{}, encoded{}
+	e.mu.Unlock()
 }
 
 // event is one change the cache applied: cur is nil for a deletion, prev is
@@ -113,27 +186,19 @@ type event struct {
 	rv        int64
 	cur, prev *Entry
 	// gone is prev re-versioned at rv: the object a DELETED event carries.
-	goneOnce sync.Once
-	gone     *Entry
+	gone *Entry
 }
 
 // size is what the event pins of stored bytes: the versions it carries.
 func (ev *event) size() int64 {
 	var n int64
 	if ev.cur != nil {
-		n += int64(ev.cur.size)
+		n += int64(len(ev.cur.value))
 	}
 	if ev.prev != nil {
-		n += int64(ev.prev.size)
+		n += int64(len(ev.prev.value))
 	}
 	return n
-}
-
-func (ev *event) deleted(c *Cacher) *Entry {
-	ev.goneOnce.Do(func() {
-		ev.gone = c.newEntry(ev.prev.Key, c.codec.WithResourceVersion(ev.prev.Object, ev.rv), ev.rv, ev.prev.size)
-	})
-	return ev.gone
 }
 
 type mvccKV = mvccpb.KeyValue
@@ -165,6 +230,10 @@ type CacherConfig struct {
 	// WatcherBuffer is each watcher's queue length; a watcher that falls this
 	// far behind is terminated and resumes from its last resourceVersion.
 	WatcherBuffer int
+	// DecodedEvents is how many of the ring's newest events keep the
+	// versions they concern decoded, with their wire forms (see Entry):
+	// watchers that lag by less never decode a version twice.
+	DecodedEvents int
 	// ProgressInterval is how often the cache asks etcd for a progress
 	// notification, so its revision advances while its prefix is quiet.
 	ProgressInterval time.Duration
@@ -256,6 +325,9 @@ func NewCacher(store *Store, cfg CacherConfig) *Cacher {
 	if cfg.WatcherBuffer <= 0 {
 		cfg.WatcherBuffer = 4096
 	}
+	if cfg.DecodedEvents <= 0 {
+		cfg.DecodedEvents = DefaultDecodedEvents
+	}
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = time.Second
 	}
@@ -290,14 +362,26 @@ func (c *Cacher) RV() int64 { return c.rvAtomic.Load() }
 // 1 MiB objects would.
 const DefaultCapacityBytes = 128 << 20
 
-// newEntry is one version of one object, size its stored bytes.
-func (c *Cacher) newEntry(key string, obj runtime.Object, rv int64, size int) *Entry {
-	return newEntry(c.codec, key, obj, rv, size)
+// DefaultDecodedEvents is CacherConfig.DecodedEvents when none is given:
+// at a few hundred writes a second per resource, a watcher may lag by
+// seconds before it decodes a version again.
+const DefaultDecodedEvents = 2048
+
+// newEntry is one version of one object, decoded from value.
+func (c *Cacher) newEntry(key string, obj runtime.Object, rv int64, value []byte) *Entry {
+	return newEntry(c.codec, key, obj, rv, value)
 }
 
-// newEntry is one version of one object, encoded and selected by codec.
-func newEntry(codec Codec, key string, obj runtime.Object, rv int64, size int) *Entry {
-	return &Entry{Key: key, Object: obj, RV: rv, Attrs: codec.Attrs(obj), codec: codec, size: size}
+// newEntry is one version of one object, decoded from value (nil for a
+// bookmark), encoded and selected by codec.
+func newEntry(codec Codec, key string, obj runtime.Object, rv int64, value []byte) *Entry {
+	return &Entry{Key: key, obj: obj, RV: rv, Attrs: codec.Attrs(obj), codec: codec, value: value}
+}
+
+// at is the entry's object at revision rv (the object a DELETED event
+// carries): decoded from the same stored value when first read.
+func (e *Entry) at(rv int64) *Entry {
+	return &Entry{Key: e.Key, RV: rv, Attrs: e.Attrs, codec: e.codec, value: e.value}
 }
 
 // Run lists the prefix, then follows one etcd watch on it until ctx ends.
@@ -351,7 +435,7 @@ func (c *Cacher) relist(ctx context.Context) error {
 				c.cfg.Log.Error("undecodable object skipped", "key", kv.Key, "err", err)
 				continue
 			}
-			items[kv.Key] = c.newEntry(kv.Key, obj, kv.ModRev, len(kv.Value))
+			items[kv.Key] = c.newEntry(kv.Key, obj, kv.ModRev, kv.Value)
 		}
 		if !page.More || len(page.KVs) == 0 {
 			break
@@ -414,7 +498,7 @@ func (c *Cacher) readHistory(ctx context.Context, cli *clientv3.Client, wch clie
 		if err != nil {
 			return nil
 		}
-		return c.newEntry(string(kv.Key), obj, kv.ModRevision, len(kv.Value))
+		return c.newEntry(string(kv.Key), obj, kv.ModRevision, kv.Value)
 	}
 	for {
 		select {
@@ -442,8 +526,11 @@ func (c *Cacher) readHistory(ctx context.Context, cli *clientv3.Client, wch clie
 				if e.Type != clientv3.EventTypeDelete {
 					ev.cur = decode(e.Kv)
 				}
-				if ev.cur == nil && ev.prev == nil {
-					continue
+				if ev.cur == nil {
+					if ev.prev == nil {
+						continue
+					}
+					ev.gone = ev.prev.at(ev.rv)
 				}
 				out = append(out, ev)
 			}
@@ -567,15 +654,15 @@ func (c *Cacher) apply(evs []*clientv3.Event) {
 		at = time.Now()
 	}
 	type decoded struct {
-		key  string
-		obj  runtime.Object
-		rv   int64
-		size int
+		key   string
+		obj   runtime.Object
+		rv    int64
+		value []byte
 	}
 	dec := make([]decoded, 0, len(evs))
 	for _, e := range evs {
 		key := string(e.Kv.Key)
-		d := decoded{key: key, rv: e.Kv.ModRevision, size: len(e.Kv.Value)}
+		d := decoded{key: key, rv: e.Kv.ModRevision, value: e.Kv.Value}
 		if e.Type == clientv3.EventTypeDelete {
 			d.rv = e.Kv.ModRevision // etcd sets the delete's revision here
 		} else {
@@ -598,22 +685,23 @@ func (c *Cacher) apply(evs []*clientv3.Event) {
 		}
 		ev := &event{rv: d.rv, prev: c.items[d.key]}
 		if d.obj != nil {
-			ev.cur = c.newEntry(d.key, d.obj, d.rv, d.size)
+			ev.cur = c.newEntry(d.key, d.obj, d.rv, d.value)
 			c.items[d.key] = ev.cur
 		} else {
 			if ev.prev == nil {
 				continue // deletion of something we never saw
 			}
+			ev.gone = ev.prev.at(d.rv)
 			delete(c.items, d.key)
 		}
 		c.push(ev)
 		if c.cfg.Observe != nil {
 			var prev, cur runtime.Object
 			if ev.prev != nil {
-				prev = ev.prev.Object
+				prev = ev.prev.Object()
 			}
 			if ev.cur != nil {
-				cur = ev.cur.Object
+				cur = ev.cur.Object()
 			}
 			c.cfg.Observe(at, prev, cur)
 		}
@@ -640,6 +728,15 @@ func (c *Cacher) push(ev *event) {
 	c.n++
 	c.bytes += size
 	c.bytesGauge.Set(float64(c.bytes))
+	if k := c.cfg.DecodedEvents; c.n > k {
+		// The versions the event k back made, replaced or deleted keep
+		// their stored values only (a version a newer event concerns is
+		// compacted when that event ages).
+		aged := c.ring[(c.head+c.n-1-k)%capacity]
+		aged.cur.compact()
+		aged.prev.compact()
+		aged.gone.compact()
+	}
 }
 
 // dispatch hands ev to every watcher it concerns. Called with mu held.
@@ -681,7 +778,7 @@ func (c *Cacher) offer(w *Watcher, ev *event) {
 	case curOK:
 		it = Item{Type: watch.Added, Entry: ev.cur}
 	case prevOK:
-		it = Item{Type: watch.Deleted, Entry: ev.deleted(c)}
+		it = Item{Type: watch.Deleted, Entry: ev.gone}
 	default:
 		return
 	}
@@ -823,7 +920,7 @@ func (c *Cacher) Watch(ctx context.Context, o WatchOptions) (*Watcher, error) {
 			sort.Slice(w.initial, func(i, j int) bool { return w.initial[i].Entry.Key < w.initial[j].Entry.Key })
 		}
 		if o.InitialEventsEnd {
-			w.initial = append(w.initial, Item{Type: watch.Bookmark, Entry: c.newEntry("", c.codec.Bookmark(rv, true), rv, 0)})
+			w.initial = append(w.initial, Item{Type: watch.Bookmark, Entry: c.newEntry("", c.codec.Bookmark(rv, true), rv, nil)})
 		}
 		w.minRV = rv
 	case o.FromRV < c.oldest:
@@ -934,7 +1031,7 @@ func (w *Watcher) itemFor(c *Cacher, ev *event) (Item, bool) {
 	case curOK:
 		return Item{Type: watch.Added, Entry: ev.cur}, true
 	case prevOK:
-		return Item{Type: watch.Deleted, Entry: ev.deleted(c)}, true
+		return Item{Type: watch.Deleted, Entry: ev.gone}, true
 	}
 	return Item{}, false
 }
@@ -1001,7 +1098,7 @@ func (w *Watcher) Next(ctx context.Context) (Item, error) {
 			rv := w.c.RV()
 			if len(w.ch) == 0 && rv >= w.lastRV {
 				w.lastRV = rv
-				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv, 0)}, nil
+				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv, nil)}, nil
 			}
 			w.bookmark.Reset(w.opts.BookmarkInterval)
 		}

@@ -16,8 +16,12 @@
 //     events, and fanned out to every watcher of that resource. Thousands of
 //     watchers cost one etcd watch. Each version is encoded for the wire
 //     at most once per form (Entry.JSON, Entry.Protobuf: the Codec's, made
-//     when a list or watcher first asks) and shared by every reader. The ring is bounded by events and by
-//     the stored bytes they carry (CacherConfig.CapacityBytes). An Observe
+//     when a list or watcher first asks) and shared by every reader. The
+//     ring is bounded by events and by the stored bytes they carry
+//     (CacherConfig.CapacityBytes). Only versions the newest
+//     CacherConfig.DecodedEvents events concern stay decoded and encoded;
+//     older ones are compacted to their stored value and decoded again by
+//     whoever reads them (Entry.Object, Entry.ObjectCopy). An Observe
 //     hook, opaque to storage, sees each change before any watcher does
 //     (the apiserver stamps the step tracer there).
 //   - EtcdWatcher (etcdwatch.go): a watch served straight from etcd, for a

@@ -68,7 +68,7 @@ func (s *Store) WatchEtcd(ctx context.Context, prefix string, codec Codec, o Wat
 			}
 		}
 		if o.InitialEventsEnd {
-			w.pend = append(w.pend, Item{Type: watch.Bookmark, Entry: newEntry(codec, "", codec.Bookmark(rev, true), rev, 0)})
+			w.pend = append(w.pend, Item{Type: watch.Bookmark, Entry: newEntry(codec, "", codec.Bookmark(rev, true), rev, nil)})
 		}
 		w.lastRV = rev
 	default:
@@ -110,7 +110,7 @@ func (w *EtcdWatcher) listInitial(ctx context.Context, s *Store, prefix string, 
 			if err != nil {
 				return fmt.Errorf("decode %s: %w", kv.Key, err)
 			}
-			if e := newEntry(w.codec, kv.Key, obj, kv.ModRev, len(kv.Value)); w.opts.Filter.matches(e) {
+			if e := newEntry(w.codec, kv.Key, obj, kv.ModRev, kv.Value); w.opts.Filter.matches(e) {
 				w.pend = append(w.pend, Item{Type: watch.Added, Entry: e})
 			}
 		}
@@ -164,7 +164,7 @@ func (w *EtcdWatcher) take(resp clientv3.WatchResponse) error {
 	if resp.IsProgressNotify() {
 		w.asked = false
 		if rev := resp.Header.Revision; w.opts.Bookmarks && rev >= w.lastRV {
-			w.pend = append(w.pend, Item{Type: watch.Bookmark, Entry: newEntry(w.codec, "", w.codec.Bookmark(rev, false), rev, 0)})
+			w.pend = append(w.pend, Item{Type: watch.Bookmark, Entry: newEntry(w.codec, "", w.codec.Bookmark(rev, false), rev, nil)})
 		}
 		return nil
 	}
@@ -180,14 +180,14 @@ func (w *EtcdWatcher) take(resp clientv3.WatchResponse) error {
 			if err != nil {
 				return fmt.Errorf("decode %s: %w", key, err)
 			}
-			cur = newEntry(w.codec, key, obj, rev, len(ev.Kv.Value))
+			cur = newEntry(w.codec, key, obj, rev, ev.Kv.Value)
 		}
 		if ev.PrevKv != nil {
 			obj, err := w.codec.Decode(key, ev.PrevKv.Value, ev.PrevKv.ModRevision)
 			if err != nil {
 				return fmt.Errorf("decode %s: %w", key, err)
 			}
-			prev = newEntry(w.codec, key, obj, ev.PrevKv.ModRevision, len(ev.PrevKv.Value))
+			prev = newEntry(w.codec, key, obj, ev.PrevKv.ModRevision, ev.PrevKv.Value)
 		}
 		curOK, prevOK := w.opts.Filter.matches(cur), w.opts.Filter.matches(prev)
 		switch {
@@ -196,7 +196,7 @@ func (w *EtcdWatcher) take(resp clientv3.WatchResponse) error {
 		case curOK:
 			w.pend = append(w.pend, Item{Type: watch.Added, Entry: cur})
 		case prevOK:
-			gone := newEntry(w.codec, key, w.codec.WithResourceVersion(prev.Object, rev), rev, prev.size)
+			gone := prev.at(rev)
 			w.pend = append(w.pend, Item{Type: watch.Deleted, Entry: gone})
 		}
 	}

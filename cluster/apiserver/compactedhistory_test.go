@@ -1,0 +1,133 @@
+package apiserver_test
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/apiserver"
+	"github.com/kstep-dev/kstep/internal/testenv"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+)
+
+// The watch cache keeps only the newest events' replaced versions decoded
+// (Options.WatchCacheDecodedEvents); older ones are kept as etcd stored
+// them. A watch that resumes from far back gets from those stored bytes
+// exactly what the writers were answered: every version, with its
+// resourceVersion, in JSON and in protobuf, and the DELETED object at the
+// deletion's version.
+func TestWatchFromCompactedHistory(t *testing.T) {
+	url, _ := testenv.Etcd(t)
+	api := testenv.StartAPIServer(t, url, func(o *apiserver.Options) { o.WatchCacheDecodedEvents = 1 })
+	pb, js, _, _ := clients(t, api)
+	ctx := ctxT(t)
+	pods := js.CoreV1().Pods("default")
+	start, err := pods.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type version struct {
+		typ watch.EventType
+		obj *corev1.Pod // nil: a deletion, checked against the last version
+	}
+	var want []version
+	last := map[string]*corev1.Pod{}
+	for i := range 6 {
+		name := fmt.Sprintf("h%d", i)
+		p, err := pods.Create(ctx, testPod(name), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, version{watch.Added, p})
+		for j := range 3 {
+			p, err = pods.Patch(ctx, name, types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"labels":{"n":"%d"}}}`, j), metav1.PatchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, version{watch.Modified, p})
+		}
+		last[name] = p
+		if i%2 == 0 {
+			if err := pods.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, version{watch.Deleted, nil})
+		}
+	}
+	// Current versions are compacted too once older than the window: a
+	// list, a get and the next write read them from their stored bytes.
+	l, err := pods.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != 3 {
+		t.Fatalf("list: %d pods, want 3", len(l.Items))
+	}
+	for i := range l.Items {
+		same(t, "list "+l.Items[i].Name, last[l.Items[i].Name], &l.Items[i])
+	}
+	g, err := pb.CoreV1().Pods("default").Get(ctx, "h1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "get h1", last["h1"], g)
+	p, err := pods.Patch(ctx, "h1", types.MergePatchType, []byte(`{"metadata":{"labels":{"late":"yes"}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Labels["n"] != "2" || p.Labels["app"] != "web" || p.Labels["late"] != "yes" || rv(p.ResourceVersion) <= rv(last["h1"].ResourceVersion) {
+		t.Fatalf("patch of a compacted pod: labels %v at %s (was %s)", p.Labels, p.ResourceVersion, last["h1"].ResourceVersion)
+	}
+	want = append(want, version{watch.Modified, p})
+
+	for _, c := range []struct {
+		name string
+		cs   *kubernetes.Clientset
+	}{{"json", js}, {"protobuf", pb}} {
+		// Twice: the second reader decodes the compacted versions again.
+		for round := range 2 {
+			w, err := c.cs.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var prevRV string
+			for i, v := range want {
+				var ev watch.Event
+				select {
+				case ev = <-w.ResultChan():
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%s round %d: event %d of %d never came", c.name, round, i, len(want))
+				}
+				got, ok := ev.Object.(*corev1.Pod)
+				if ev.Type != v.typ || !ok {
+					t.Fatalf("%s round %d: event %d is %v %T, want %v", c.name, round, i, ev.Type, ev.Object, v.typ)
+				}
+				if v.obj != nil {
+					same(t, fmt.Sprintf("%s round %d event %d", c.name, round, i), v.obj, got)
+					prevRV = got.ResourceVersion
+					continue
+				}
+				// A DELETED event carries the last version at the
+				// deletion's revision.
+				if rv(got.ResourceVersion) <= rv(prevRV) {
+					t.Fatalf("%s: DELETED %s at %s, not after its last version %s", c.name, got.Name, got.ResourceVersion, prevRV)
+				}
+				lastV := last[got.Name].DeepCopy()
+				lastV.ResourceVersion = got.ResourceVersion
+				same(t, fmt.Sprintf("%s round %d DELETED %s", c.name, round, got.Name), runtime.Object(lastV), got)
+			}
+			w.Stop()
+		}
+	}
+}
+
+func rv(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
