@@ -86,6 +86,56 @@ func TestWatchFromCompactedHistory(t *testing.T) {
 	}
 	want = append(want, version{watch.Modified, p})
 
+	// A watcher selecting n in (0,1) sees each pod ADDED at n=0, MODIFIED
+	// at n=1 and DELETED when n=2 leaves its selection: the n=1 version at
+	// the n=2 patch's revision, made from compacted history.
+	for _, c := range []struct {
+		name string
+		cs   *kubernetes.Clientset
+	}{{"json", js}, {"protobuf", pb}} {
+		w, err := c.cs.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion, LabelSelector: "n in (0,1)"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n1 *corev1.Pod
+		for _, v := range want {
+			if v.obj == nil || v.obj.Labels["n"] == "" || v.obj.Labels["late"] != "" {
+				continue
+			}
+			var ev watch.Event
+			select {
+			case ev = <-w.ResultChan():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s selected watch: no event for %s n=%s", c.name, v.obj.Name, v.obj.Labels["n"])
+			}
+			got, _ := ev.Object.(*corev1.Pod)
+			if got == nil {
+				t.Fatalf("%s selected watch: %v %T", c.name, ev.Type, ev.Object)
+			}
+			switch v.obj.Labels["n"] {
+			case "0":
+				if ev.Type != watch.Added {
+					t.Fatalf("%s selected watch: %v, want ADDED", c.name, ev.Type)
+				}
+				same(t, c.name+" selected ADDED", v.obj, got)
+			case "1":
+				if ev.Type != watch.Modified {
+					t.Fatalf("%s selected watch: %v, want MODIFIED", c.name, ev.Type)
+				}
+				same(t, c.name+" selected MODIFIED", v.obj, got)
+				n1 = v.obj
+			case "2":
+				if ev.Type != watch.Deleted {
+					t.Fatalf("%s selected watch: %v, want DELETED", c.name, ev.Type)
+				}
+				gone := n1.DeepCopy()
+				gone.ResourceVersion = v.obj.ResourceVersion
+				same(t, c.name+" selected DELETED", gone, got)
+			}
+		}
+		w.Stop()
+	}
+
 	for _, c := range []struct {
 		name string
 		cs   *kubernetes.Clientset

@@ -185,8 +185,19 @@ func (e *Entry) compact() {
 type event struct {
 	rv        int64
 	cur, prev *Entry
-	// gone is prev re-versioned at rv: the object a DELETED event carries.
-	gone *Entry
+	// gone is prev re-versioned at rv: the object a DELETED event carries,
+	// for a deletion and for a watcher whose selection the change leaves
+	// (made on first use: see deleted).
+	gone atomic.Pointer[Entry]
+}
+
+// deleted is the entry a DELETED event for ev carries.
+func (ev *event) deleted() *Entry {
+	if g := ev.gone.Load(); g != nil {
+		return g
+	}
+	ev.gone.CompareAndSwap(nil, ev.prev.at(ev.rv))
+	return ev.gone.Load()
 }
 
 // size is what the event pins of stored bytes: the versions it carries.
@@ -526,11 +537,8 @@ func (c *Cacher) readHistory(ctx context.Context, cli *clientv3.Client, wch clie
 				if e.Type != clientv3.EventTypeDelete {
 					ev.cur = decode(e.Kv)
 				}
-				if ev.cur == nil {
-					if ev.prev == nil {
-						continue
-					}
-					ev.gone = ev.prev.at(ev.rv)
+				if ev.cur == nil && ev.prev == nil {
+					continue
 				}
 				out = append(out, ev)
 			}
@@ -691,7 +699,6 @@ func (c *Cacher) apply(evs []*clientv3.Event) {
 			if ev.prev == nil {
 				continue // deletion of something we never saw
 			}
-			ev.gone = ev.prev.at(d.rv)
 			delete(c.items, d.key)
 		}
 		c.push(ev)
@@ -735,7 +742,7 @@ func (c *Cacher) push(ev *event) {
 		aged := c.ring[(c.head+c.n-1-k)%capacity]
 		aged.cur.compact()
 		aged.prev.compact()
-		aged.gone.compact()
+		aged.gone.Load().compact()
 	}
 }
 
@@ -778,7 +785,7 @@ func (c *Cacher) offer(w *Watcher, ev *event) {
 	case curOK:
 		it = Item{Type: watch.Added, Entry: ev.cur}
 	case prevOK:
-		it = Item{Type: watch.Deleted, Entry: ev.gone}
+		it = Item{Type: watch.Deleted, Entry: ev.deleted()}
 	default:
 		return
 	}
@@ -1031,7 +1038,7 @@ func (w *Watcher) itemFor(c *Cacher, ev *event) (Item, bool) {
 	case curOK:
 		return Item{Type: watch.Added, Entry: ev.cur}, true
 	case prevOK:
-		return Item{Type: watch.Deleted, Entry: ev.gone}, true
+		return Item{Type: watch.Deleted, Entry: ev.deleted()}, true
 	}
 	return Item{}, false
 }
