@@ -86,13 +86,15 @@ func TestWatchFromCompactedHistory(t *testing.T) {
 	}
 	want = append(want, version{watch.Modified, p})
 
+	readers := []struct {
+		name string
+		cs   *kubernetes.Clientset
+	}{{"json", js}, {"protobuf", pb}}
+
 	// A watcher selecting n in (0,1) sees each pod ADDED at n=0, MODIFIED
 	// at n=1 and DELETED when n=2 leaves its selection: the n=1 version at
 	// the n=2 patch's revision, made from compacted history.
-	for _, c := range []struct {
-		name string
-		cs   *kubernetes.Clientset
-	}{{"json", js}, {"protobuf", pb}} {
+	for _, c := range readers {
 		w, err := c.cs.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion, LabelSelector: "n in (0,1)"})
 		if err != nil {
 			t.Fatal(err)
@@ -136,10 +138,7 @@ func TestWatchFromCompactedHistory(t *testing.T) {
 		w.Stop()
 	}
 
-	for _, c := range []struct {
-		name string
-		cs   *kubernetes.Clientset
-	}{{"json", js}, {"protobuf", pb}} {
+	for _, c := range readers {
 		// Twice: the second reader decodes the compacted versions again.
 		for round := range 2 {
 			w, err := c.cs.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion})
