@@ -93,6 +93,22 @@ func (c cacheCodec) Decode(_ string, value []byte, rev int64) (runtime.Object, e
 	return decodeStored(c.r, value, rev)
 }
 
+// DecodeProtobuf turns a bare message EncodeProtobuf made back into the
+// object, at revision rev.
+func (c cacheCodec) DecodeProtobuf(msg []byte, rev int64) (runtime.Object, error) {
+	obj := c.r.newObj()
+	m, ok := obj.(interface{ Unmarshal([]byte) error })
+	if !ok {
+		return nil, fmt.Errorf("%T has no protobuf encoding", obj)
+	}
+	if err := m.Unmarshal(msg); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", c.r.kind, err)
+	}
+	c.r.setTypeMeta(obj)
+	objectMeta(obj).ResourceVersion = itoa(rev)
+	return obj, nil
+}
+
 func (c cacheCodec) Encode(obj runtime.Object) ([]byte, error) { return json.Marshal(obj) }
 
 // EncodeProtobuf is the object's bare message; the watch cache asks only

@@ -17,12 +17,18 @@ import (
 )
 
 // The watch cache keeps only the newest events' replaced versions decoded
-// (Options.WatchCacheDecodedEvents); older ones are kept as etcd stored
-// them. A watch that resumes from far back gets from those stored bytes
-// exactly what the writers were answered: every version, with its
-// resourceVersion, in JSON and in protobuf, and the DELETED object at the
-// deletion's version.
+// (Options.WatchCacheDecodedEvents); older ones are kept as one byte form:
+// their protobuf wire form when a protobuf watcher had asked for it
+// ("wire"), else the value etcd stored ("stored"). A watch that resumes
+// from far back gets from those bytes exactly what the writers were
+// answered: every version, with its resourceVersion, in JSON and in
+// protobuf, and the DELETED object at the deletion's version.
 func TestWatchFromCompactedHistory(t *testing.T) {
+	t.Run("stored", func(t *testing.T) { testCompactedHistory(t, false) })
+	t.Run("wire", func(t *testing.T) { testCompactedHistory(t, true) })
+}
+
+func testCompactedHistory(t *testing.T, live bool) {
 	url, _ := testenv.Etcd(t)
 	api := testenv.StartAPIServer(t, url, func(o *apiserver.Options) { o.WatchCacheDecodedEvents = 1 })
 	pb, js, _, _ := clients(t, api)
@@ -31,6 +37,25 @@ func TestWatchFromCompactedHistory(t *testing.T) {
 	start, err := pods.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// written waits, with a live protobuf watcher, until it has the
+	// change just written: its wire form is then made before the next
+	// change compacts it.
+	written := func() {}
+	if live {
+		lw, err := pb.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lw.Stop()
+		written = func() {
+			t.Helper()
+			select {
+			case <-lw.ResultChan():
+			case <-time.After(10 * time.Second):
+				t.Fatal("the live watcher did not get the change")
+			}
+		}
 	}
 	type version struct {
 		typ watch.EventType
@@ -44,12 +69,14 @@ func TestWatchFromCompactedHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		written()
 		want = append(want, version{watch.Added, p})
 		for j := range 3 {
 			p, err = pods.Patch(ctx, name, types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"labels":{"n":"%d"}}}`, j), metav1.PatchOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			written()
 			want = append(want, version{watch.Modified, p})
 		}
 		last[name] = p
@@ -57,6 +84,7 @@ func TestWatchFromCompactedHistory(t *testing.T) {
 			if err := pods.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 				t.Fatal(err)
 			}
+			written()
 			want = append(want, version{watch.Deleted, nil})
 		}
 	}
@@ -84,6 +112,7 @@ func TestWatchFromCompactedHistory(t *testing.T) {
 	if p.Labels["n"] != "2" || p.Labels["app"] != "web" || p.Labels["late"] != "yes" || rv(p.ResourceVersion) <= rv(last["h1"].ResourceVersion) {
 		t.Fatalf("patch of a compacted pod: labels %v at %s (was %s)", p.Labels, p.ResourceVersion, last["h1"].ResourceVersion)
 	}
+	written()
 	want = append(want, version{watch.Modified, p})
 
 	readers := []struct {

@@ -25,6 +25,9 @@ import (
 type Codec interface {
 	// Decode turns a stored value into an object whose resourceVersion is rev.
 	Decode(key string, value []byte, rev int64) (runtime.Object, error)
+	// DecodeProtobuf turns a bare message EncodeProtobuf made back into an
+	// object whose resourceVersion is rev.
+	DecodeProtobuf(msg []byte, rev int64) (runtime.Object, error)
 	// Encode renders an object in the JSON wire form clients get.
 	Encode(obj runtime.Object) ([]byte, error)
 	// EncodeProtobuf renders an object as its bare protobuf message: the
@@ -73,24 +76,30 @@ func (f *Filter) Matches(a Attrs) bool {
 // Entry is one version of one object. Its object is shared by every reader
 // and MUST NOT be mutated; copy it first (ObjectCopy).
 //
-// An entry keeps the value etcd stored. While its version is among the
+// An entry keeps the bytes it decodes from. While its version is among the
 // ring's newest CacherConfig.DecodedEvents events (made, replaced or deleted
 // there), it also keeps its decoded object and the wire forms readers asked
 // for: the watchers of that change, and the writes that follow it, use
-// them. Past that it is compacted to the stored value alone, current or
-// not: a cache of 10,000 pods holds their stored bytes, not every pod and
-// every kept version decoded and encoded, and the rarer reader of an older
-// version (a list, a watch that resumes from far back or lags far behind,
-// the next write of a quiet object) decodes it again for itself.
+// them. Past that it is compacted to one byte form alone, current or
+// not: its protobuf wire form when a reader had asked for it (protobuf
+// lists and watches of it then still cost a copy), else the value etcd
+// stored. A cache of 10,000 pods holds those bytes, not every pod and
+// every kept version decoded and encoded; the rarer reader that needs the
+// object (a list or watch in JSON, the next write of a quiet object, a
+// resumed watch's DELETED) decodes it again for itself.
 type Entry struct {
 	Key   string
 	RV    int64
 	Attrs Attrs
 
 	codec Codec
-	value []byte // the stored value; nil for a bookmark
+	size  int // the stored value's bytes (the ring's bound counts them)
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// src is what the entry decodes from: the value etcd stored, or once
+	// compacted (srcProto) its bare protobuf message. nil for a bookmark.
+	src       []byte
+	srcProto  bool
 	obj       runtime.Object // nil until decoded, and once compacted
 	compacted bool
 	// The wire forms, each made at most once however many lists and
@@ -117,9 +126,15 @@ func (e *Entry) objectLocked() runtime.Object {
 	if e.obj != nil {
 		return e.obj
 	}
-	obj, err := e.codec.Decode(e.Key, e.value, e.RV)
+	var obj runtime.Object
+	var err error
+	if e.srcProto {
+		obj, err = e.codec.DecodeProtobuf(e.src, e.RV)
+	} else {
+		obj, err = e.codec.Decode(e.Key, e.src, e.RV)
+	}
 	if err != nil {
-		// The value decoded when the entry was made; the codec is
+		// The bytes decoded (or were encoded) once; the codec is
 		// deterministic, so this is a broken invariant, not bad input.
 		panic(fmt.Sprintf("storage: %s at %d decoded once and not again: %v", e.Key, e.RV, err))
 	}
@@ -168,16 +183,25 @@ func (e *Entry) wire(f *encoded, enc func(runtime.Object) ([]byte, error)) ([]by
 	return f.b, f.err
 }
 
-// compact drops what the entry can make again from its stored value.
+// compact drops what the entry can make again from one byte form: its
+// protobuf wire form if a reader made it, else its stored value.
 func (e *Entry) compact() {
-	if e == nil || e.value == nil {
+	if e == nil {
 		return
 	}
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.src == nil || e.compacted {
+		return // a bookmark, or done
+	}
 	e.compacted = true
 	e.obj = nil
-	e.json, e.proto = encoded{}, encoded{}
-	e.mu.Unlock()
+	e.json = encoded{}
+	if e.proto.made && e.proto.err == nil {
+		e.src, e.srcProto = e.proto.b, true
+		return
+	}
+	e.proto = encoded{}
 }
 
 // event is one change the cache applied: cur is nil for a deletion, prev is
@@ -204,10 +228,10 @@ func (ev *event) deleted() *Entry {
 func (ev *event) size() int64 {
 	var n int64
 	if ev.cur != nil {
-		n += int64(len(ev.cur.value))
+		n += int64(ev.cur.size)
 	}
 	if ev.prev != nil {
-		n += int64(len(ev.prev.value))
+		n += int64(ev.prev.size)
 	}
 	return n
 }
@@ -386,13 +410,15 @@ func (c *Cacher) newEntry(key string, obj runtime.Object, rv int64, value []byte
 // newEntry is one version of one object, decoded from value (nil for a
 // bookmark), encoded and selected by codec.
 func newEntry(codec Codec, key string, obj runtime.Object, rv int64, value []byte) *Entry {
-	return &Entry{Key: key, obj: obj, RV: rv, Attrs: codec.Attrs(obj), codec: codec, value: value}
+	return &Entry{Key: key, obj: obj, RV: rv, Attrs: codec.Attrs(obj), codec: codec, size: len(value), src: value}
 }
 
 // at is the entry's object at revision rv (the object a DELETED event
-// carries): decoded from the same stored value when first read.
+// carries): decoded from the same bytes, at rv, when first read.
 func (e *Entry) at(rv int64) *Entry {
-	return &Entry{Key: e.Key, RV: rv, Attrs: e.Attrs, codec: e.codec, value: e.value}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return &Entry{Key: e.Key, RV: rv, Attrs: e.Attrs, codec: e.codec, size: e.size, src: e.src, srcProto: e.srcProto}
 }
 
 // Run lists the prefix, then follows one etcd watch on it until ctx ends.

@@ -20,8 +20,9 @@
 //     ring is bounded by events and by the stored bytes they carry
 //     (CacherConfig.CapacityBytes). Only versions the newest
 //     CacherConfig.DecodedEvents events concern stay decoded and encoded;
-//     older ones are compacted to their stored value and decoded again by
-//     whoever reads them (Entry.Object, Entry.ObjectCopy). An Observe
+//     older ones are compacted to one byte form (their protobuf wire form
+//     if it was made, else their stored value) and decoded again by
+//     whoever needs the object (Entry.Object, Entry.ObjectCopy). An Observe
 //     hook, opaque to storage, sees each change before any watcher does
 //     (the apiserver stamps the step tracer there).
 //   - EtcdWatcher (etcdwatch.go): a watch served straight from etcd, for a
