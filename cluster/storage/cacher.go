@@ -147,15 +147,13 @@ func (e *Entry) objectLocked() runtime.Object {
 // ObjectCopy is a copy of the entry's object that the caller may mutate.
 func (e *Entry) ObjectCopy() runtime.Object {
 	e.mu.Lock()
-	obj, compacted := e.obj, e.compacted
+	own := e.obj == nil && e.compacted // decoded for this caller alone
+	obj := e.objectLocked()
 	e.mu.Unlock()
-	if obj != nil {
-		return obj.DeepCopyObject()
+	if own {
+		return obj
 	}
-	if compacted {
-		return e.Object() // decoded for this caller alone
-	}
-	return e.Object().DeepCopyObject()
+	return obj.DeepCopyObject()
 }
 
 // JSON returns the entry's JSON wire form (Codec.Encode).
@@ -169,18 +167,15 @@ func (e *Entry) Protobuf() ([]byte, error) { return e.wire(&e.proto, e.codec.Enc
 // form is made for its reader alone and not kept.
 func (e *Entry) wire(f *encoded, enc func(runtime.Object) ([]byte, error)) ([]byte, error) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	if f.made {
-		e.mu.Unlock()
 		return f.b, f.err
 	}
-	if e.compacted {
-		e.mu.Unlock()
-		return enc(e.Object())
+	b, err := enc(e.objectLocked())
+	if !e.compacted {
+		f.b, f.err, f.made = b, err, true
 	}
-	defer e.mu.Unlock()
-	f.b, f.err = enc(e.objectLocked())
-	f.made = true
-	return f.b, f.err
+	return b, err
 }
 
 // compact drops what the entry can make again from one byte form: its
@@ -280,8 +275,9 @@ type CacherConfig struct {
 	// for a deletion. It runs under the cache's lock on the fan-out path,
 	// so it must be cheap and never block (the apiserver stamps the step
 	// tracer here: the earliest moment this apiserver can deliver the
-	// change, which causally precedes every watcher's receipt).
-	Observe func(at time.Time, prev, cur runtime.Object)
+	// change, which causally precedes every watcher's receipt). prev may
+	// be compacted: read its Attrs, and its Object only when needed.
+	Observe func(at time.Time, prev, cur *Entry)
 }
 
 // CacheMetrics are shared by every cacher of one apiserver.
@@ -729,14 +725,7 @@ func (c *Cacher) apply(evs []*clientv3.Event) {
 		}
 		c.push(ev)
 		if c.cfg.Observe != nil {
-			var prev, cur runtime.Object
-			if ev.prev != nil {
-				prev = ev.prev.Object()
-			}
-			if ev.cur != nil {
-				cur = ev.cur.Object()
-			}
-			c.cfg.Observe(at, prev, cur)
+			c.cfg.Observe(at, ev.prev, ev.cur)
 		}
 		c.dispatch(ev)
 		maxRV = max(maxRV, d.rv)
