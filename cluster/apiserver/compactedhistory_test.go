@@ -22,15 +22,27 @@ import (
 // ("wire"), else the value etcd stored ("stored"). A watch that resumes
 // from far back gets from those bytes exactly what the writers were
 // answered: every version, with its resourceVersion, in JSON and in
-// protobuf, and the DELETED object at the deletion's version.
+// protobuf, and the DELETED object at the deletion's version. Each form is
+// held as it is, or compressed with a dictionary made from the first
+// version compacted (Options.WatchCacheDictBytes).
 func TestWatchFromCompactedHistory(t *testing.T) {
-	t.Run("stored", func(t *testing.T) { testCompactedHistory(t, false) })
-	t.Run("wire", func(t *testing.T) { testCompactedHistory(t, true) })
+	for _, live := range []bool{false, true} {
+		for _, compress := range []bool{false, true} {
+			name := map[bool]string{false: "stored", true: "wire"}[live] + map[bool]string{false: "", true: "-compressed"}[compress]
+			t.Run(name, func(t *testing.T) { testCompactedHistory(t, live, compress) })
+		}
+	}
 }
 
-func testCompactedHistory(t *testing.T, live bool) {
+func testCompactedHistory(t *testing.T, live, compress bool) {
 	url, _ := testenv.Etcd(t)
-	api := testenv.StartAPIServer(t, url, func(o *apiserver.Options) { o.WatchCacheDecodedEvents = 1 })
+	api := testenv.StartAPIServer(t, url, func(o *apiserver.Options) {
+		o.WatchCacheDecodedEvents = 1
+		o.WatchCacheDictBytes = -1
+		if compress {
+			o.WatchCacheDictBytes = 1 // the first version compacted
+		}
+	})
 	pb, js, _, _ := clients(t, api)
 	ctx := ctxT(t)
 	pods := js.CoreV1().Pods("default")
@@ -203,6 +215,15 @@ func testCompactedHistory(t *testing.T, live bool) {
 			w.Stop()
 		}
 	}
+
+	// What the compacted versions hold: less than their byte forms when
+	// compressed, exactly those otherwise.
+	compacted := metric(t, api.URL, `kstep_watch_cache_compacted_bytes_total{resource="pods"}`)
+	held := metric(t, api.URL, `kstep_watch_cache_compacted_held_bytes_total{resource="pods"}`)
+	if compacted == 0 || (compress && held >= compacted) || (!compress && held != compacted) {
+		t.Fatalf("compacted pods: %.0f bytes held as %.0f", compacted, held)
+	}
+	t.Logf("compacted pods: %.0f bytes held as %.0f", compacted, held)
 }
 
 func rv(s string) int64 {

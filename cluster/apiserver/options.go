@@ -44,6 +44,11 @@ type Options struct {
 	// kept as etcd stored them and decoded again by the rare watch that
 	// resumes from so far back (storage.Entry).
 	WatchCacheDecodedEvents int
+	// WatchCacheDictBytes is how many bytes of a resource's first
+	// compacted versions make its compression dictionary: older versions
+	// are then held S2-compressed with it (storage.CacherConfig.DictBytes);
+	// negative: held as they are.
+	WatchCacheDictBytes int
 	// WatchStallTimeout: a watch whose client has not taken what was
 	// written to it for this long is closed (the client resumes or
 	// relists), and its queue is freed. 0: never.
@@ -160,6 +165,7 @@ func DefaultOptions() Options {
 		WatchCacheSize:          16384,
 		WatchCacheBytes:         storage.DefaultCapacityBytes,
 		WatchCacheDecodedEvents: storage.DefaultDecodedEvents,
+		WatchCacheDictBytes:     storage.DefaultDictBytes,
 		// upstream closes a watcher that cannot take an event at once after
 		// a short budget; a whole write stalled this long is a client that
 		// stopped reading.

@@ -1,10 +1,13 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/klauspost/compress/s2"
 	"log/slog"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -98,8 +101,11 @@ type Entry struct {
 	mu sync.Mutex
 	// src is what the entry decodes from: the value etcd stored, or once
 	// compacted (srcProto) its bare protobuf message. nil for a bookmark.
+	// A compacted entry's src is S2-compressed with srcDict when that was
+	// smaller (srcDict nil: as is).
 	src       []byte
 	srcProto  bool
+	srcDict   *s2.Dict
 	obj       runtime.Object // nil until decoded, and once compacted
 	compacted bool
 	// The wire forms, each made at most once however many lists and
@@ -127,11 +133,13 @@ func (e *Entry) objectLocked() runtime.Object {
 		return e.obj
 	}
 	var obj runtime.Object
-	var err error
-	if e.srcProto {
-		obj, err = e.codec.DecodeProtobuf(e.src, e.RV)
-	} else {
-		obj, err = e.codec.Decode(e.Key, e.src, e.RV)
+	src, err := e.source()
+	switch {
+	case err != nil:
+	case e.srcProto:
+		obj, err = e.codec.DecodeProtobuf(src, e.RV)
+	default:
+		obj, err = e.codec.Decode(e.Key, src, e.RV)
 	}
 	if err != nil {
 		// The bytes decoded (or were encoded) once; the codec is
@@ -142,6 +150,22 @@ func (e *Entry) objectLocked() runtime.Object {
 		e.obj = obj
 	}
 	return obj
+}
+
+// heldBytes is what the entry's byte form takes.
+func (e *Entry) heldBytes() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.src)
+}
+
+// source is the bytes the entry decodes from, decompressed when it is
+// compressed (then for the caller alone). Called with mu held.
+func (e *Entry) source() ([]byte, error) {
+	if e.srcDict == nil {
+		return e.src, nil
+	}
+	return e.srcDict.Decode(nil, e.src)
 }
 
 // ObjectCopy is a copy of the entry's object that the caller may mutate.
@@ -171,6 +195,9 @@ func (e *Entry) wire(f *encoded, enc func(runtime.Object) ([]byte, error)) ([]by
 	if f.made {
 		return f.b, f.err
 	}
+	if e.compacted && e.srcProto && f == &e.proto {
+		return e.source() // the kept wire form (compressed: a copy)
+	}
 	b, err := enc(e.objectLocked())
 	if !e.compacted {
 		f.b, f.err, f.made = b, err, true
@@ -179,24 +206,40 @@ func (e *Entry) wire(f *encoded, enc func(runtime.Object) ([]byte, error)) ([]by
 }
 
 // compact drops what the entry can make again from one byte form: its
-// protobuf wire form if a reader made it, else its stored value.
-func (e *Entry) compact() {
+// protobuf wire form if a reader made it, else its stored value; with a
+// dictionary, that form is kept compressed when that is smaller. It
+// returns the form (uncompressed) when it compacted the entry now, nil
+// when there was nothing to compact.
+func (e *Entry) compact(dict *s2.Dict) []byte {
 	if e == nil {
-		return
+		return nil
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.src == nil || e.compacted {
-		return // a bookmark, or done
+		return nil // a bookmark, or done
 	}
 	e.compacted = true
 	e.obj = nil
 	e.json = encoded{}
 	if e.proto.made && e.proto.err == nil {
-		e.src, e.srcProto = e.proto.b, true
-		return
+		e.src, e.srcProto, e.srcDict = e.proto.b, true, nil
 	}
 	e.proto = encoded{}
+	if e.srcDict != nil {
+		// Held compressed already: a DELETED object made (at) from a
+		// version compacted before it.
+		return nil
+	}
+	kept := e.src
+	if dict != nil {
+		// Encode's answer sits in a buffer of the longest encoding: hold
+		// a copy of its length.
+		if z := dict.Encode(nil, kept); len(z) < len(kept) {
+			e.src, e.srcDict = bytes.Clone(z), dict
+		}
+	}
+	return kept
 }
 
 // event is one change the cache applied: cur is nil for a deletion, prev is
@@ -264,6 +307,12 @@ type CacherConfig struct {
 	// versions they concern decoded, with their wire forms (see Entry):
 	// watchers that lag by less never decode a version twice.
 	DecodedEvents int
+	// DictBytes is how many bytes of the first versions compacted make
+	// the resource's S2 dictionary; every later compacted version is kept
+	// compressed with it (when that is smaller), at a few microseconds a
+	// version to compress and to read. 0: DefaultDictBytes; negative:
+	// compacted versions are kept uncompressed.
+	DictBytes int
 	// ProgressInterval is how often the cache asks etcd for a progress
 	// notification, so its revision advances while its prefix is quiet.
 	ProgressInterval time.Duration
@@ -289,6 +338,9 @@ type CacheMetrics struct {
 	// Bytes is the stored size of the events each ring holds (bounded by
 	// CacherConfig.CapacityBytes).
 	Bytes *prometheus.GaugeVec
+	// Compacted counts the bytes of the versions compacted (the one byte
+	// form each keeps), Held what they hold once compressed.
+	Compacted, Held *prometheus.CounterVec
 }
 
 // NewCacheMetrics registers the watch cache's metrics on reg (may be nil).
@@ -309,9 +361,15 @@ func NewCacheMetrics(reg prometheus.Registerer) *CacheMetrics {
 		Bytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "apiserver_watch_cache_bytes", Help: "Stored size of the recent events the watch cache keeps for resuming watches, by resource.",
 		}, []string{"resource"}),
+		Compacted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kstep_watch_cache_compacted_bytes_total", Help: "Bytes of the versions the watch cache compacted to one byte form, by resource (before compression).",
+		}, []string{"resource"}),
+		Held: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kstep_watch_cache_compacted_held_bytes_total", Help: "Bytes those compacted versions hold, compressed where that was smaller, by resource.",
+		}, []string{"resource"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Watchers, m.Events, m.Terminated, m.EtcdWatches, m.Bytes)
+		reg.MustRegister(m.Watchers, m.Events, m.Terminated, m.EtcdWatches, m.Bytes, m.Compacted, m.Held)
 	}
 	return m
 }
@@ -331,9 +389,15 @@ type Cacher struct {
 	head  int      // index of the oldest event
 	n     int      // events in the ring
 	bytes int64    // their stored size (event.size)
-	// bytesGauge is Metrics.Bytes of this resource, looked up once.
-	bytesGauge prometheus.Gauge
-	oldest     int64 // a watch may resume from any rv >= oldest
+	// bytesGauge is Metrics.Bytes of this resource, looked up once, as are
+	// compacted and held.
+	bytesGauge      prometheus.Gauge
+	compacted, held prometheus.Counter
+	oldest          int64 // a watch may resume from any rv >= oldest
+	// dict compresses the compacted versions of this resource's objects:
+	// made from dictSeed, the first dictSeedBytes of them.
+	dict     *s2.Dict
+	dictSeed []byte
 	// rv is the revision the cache reflects; read without mu via rvAtomic.
 	rvAtomic  atomic.Int64
 	rvChanged chan struct{} // closed and replaced whenever rv advances
@@ -359,6 +423,9 @@ func NewCacher(store *Store, cfg CacherConfig) *Cacher {
 	if cfg.DecodedEvents <= 0 {
 		cfg.DecodedEvents = DefaultDecodedEvents
 	}
+	if cfg.DictBytes == 0 {
+		cfg.DictBytes = DefaultDictBytes
+	}
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = time.Second
 	}
@@ -370,6 +437,8 @@ func NewCacher(store *Store, cfg CacherConfig) *Cacher {
 	}
 	return &Cacher{
 		bytesGauge: cfg.Metrics.Bytes.WithLabelValues(cfg.Resource),
+		compacted:  cfg.Metrics.Compacted.WithLabelValues(cfg.Resource),
+		held:       cfg.Metrics.Held.WithLabelValues(cfg.Resource),
 		cfg:        cfg,
 		store:      store,
 		codec:      cfg.Codec,
@@ -409,12 +478,32 @@ func newEntry(codec Codec, key string, obj runtime.Object, rv int64, value []byt
 	return &Entry{Key: key, obj: obj, RV: rv, Attrs: codec.Attrs(obj), codec: codec, size: len(value), src: value}
 }
 
+// shareWith makes e hold prev's key and attribute maps where they are
+// equal (prev is the version e replaces, or nil): a version that changed
+// none of its labels (a pod bound, its status written) holds no copy of
+// its own once compacted.
+func (e *Entry) shareWith(prev *Entry) {
+	if prev == nil {
+		return
+	}
+	e.Key = prev.Key
+	if e.Attrs.Namespace == prev.Attrs.Namespace {
+		e.Attrs.Namespace = prev.Attrs.Namespace
+	}
+	if maps.Equal(e.Attrs.Labels, prev.Attrs.Labels) {
+		e.Attrs.Labels = prev.Attrs.Labels
+	}
+	if maps.Equal(e.Attrs.Fields, prev.Attrs.Fields) {
+		e.Attrs.Fields = prev.Attrs.Fields
+	}
+}
+
 // at is the entry's object at revision rv (the object a DELETED event
 // carries): decoded from the same bytes, at rv, when first read.
 func (e *Entry) at(rv int64) *Entry {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return &Entry{Key: e.Key, RV: rv, Attrs: e.Attrs, codec: e.codec, size: e.size, src: e.src, srcProto: e.srcProto}
+	return &Entry{Key: e.Key, RV: rv, Attrs: e.Attrs, codec: e.codec, size: e.size, src: e.src, srcProto: e.srcProto, srcDict: e.srcDict}
 }
 
 // Run lists the prefix, then follows one etcd watch on it until ctx ends.
@@ -716,7 +805,8 @@ func (c *Cacher) apply(evs []*clientv3.Event) {
 		ev := &event{rv: d.rv, prev: c.items[d.key]}
 		if d.obj != nil {
 			ev.cur = c.newEntry(d.key, d.obj, d.rv, d.value)
-			c.items[d.key] = ev.cur
+			ev.cur.shareWith(ev.prev)
+			c.items[ev.cur.Key] = ev.cur
 		} else {
 			if ev.prev == nil {
 				continue // deletion of something we never saw
@@ -755,9 +845,36 @@ func (c *Cacher) push(ev *event) {
 		// their stored values only (a version a newer event concerns is
 		// compacted when that event ages).
 		aged := c.ring[(c.head+c.n-1-k)%capacity]
-		aged.cur.compact()
-		aged.prev.compact()
-		aged.gone.Load().compact()
+		c.compact(aged.cur)
+		c.compact(aged.prev)
+		c.compact(aged.gone.Load())
+	}
+}
+
+// DefaultDictBytes is CacherConfig.DictBytes when none is given: a few
+// versions of a resource's objects (a pod as created, bound and running),
+// so that a later version's fields, labels and managed fields are mostly
+// matches into the dictionary (a pod of about 1 KiB is held in under 200
+// bytes).
+const DefaultDictBytes = 16 << 10
+
+// compact compacts e, compressed with the resource's dictionary once
+// there is one; the first versions compacted are kept as they are and
+// make the dictionary. Called with mu held.
+func (c *Cacher) compact(e *Entry) {
+	kept := e.compact(c.dict)
+	if kept == nil {
+		return
+	}
+	c.compacted.Add(float64(len(kept)))
+	c.held.Add(float64(e.heldBytes()))
+	if c.dict != nil || c.cfg.DictBytes < 0 {
+		return
+	}
+	c.dictSeed = append(c.dictSeed, kept...)
+	if len(c.dictSeed) >= c.cfg.DictBytes {
+		c.dict = s2.MakeDict(c.dictSeed, c.dictSeed[:min(len(c.dictSeed), 8)])
+		c.dictSeed = nil
 	}
 }
 

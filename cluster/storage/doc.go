@@ -21,8 +21,10 @@
 //     (CacherConfig.CapacityBytes). Only versions the newest
 //     CacherConfig.DecodedEvents events concern stay decoded and encoded;
 //     older ones are compacted to one byte form (their protobuf wire form
-//     if it was made, else their stored value) and decoded again by
-//     whoever needs the object (Entry.Object, Entry.ObjectCopy). An Observe
+//     if it was made, else their stored value), held S2-compressed with a
+//     dictionary of the resource's first compacted versions
+//     (CacherConfig.DictBytes), and decoded again by whoever needs the
+//     object (Entry.Object, Entry.ObjectCopy). An Observe
 //     hook, opaque to storage, sees each change before any watcher does
 //     (the apiserver stamps the step tracer there).
 //   - EtcdWatcher (etcdwatch.go): a watch served straight from etcd, for a
