@@ -300,8 +300,9 @@ type CacherConfig struct {
 	// commonly select on exactly; such watchers are found through an index
 	// instead of being tested against every event.
 	IndexField string
-	// WatcherBuffer is each watcher's queue length; a watcher that falls this
-	// far behind is terminated and resumes from its last resourceVersion.
+	// WatcherBuffer is the most items a watcher's queue holds (it grows to
+	// that only in a burst); a watcher that falls this far behind is
+	// terminated and resumes from its last resourceVersion.
 	WatcherBuffer int
 	// DecodedEvents is how many of the ring's newest events keep the
 	// versions they concern decoded, with their wire forms (see Entry):
@@ -921,9 +922,7 @@ func (c *Cacher) offer(w *Watcher, ev *event) {
 	default:
 		return
 	}
-	select {
-	case w.ch <- it:
-	default:
+	if !w.queue(it, c.cfg.WatcherBuffer) {
 		// Too far behind: close it rather than stall every other watcher.
 		// The client resumes from the last resourceVersion it saw.
 		c.cfg.Metrics.Terminated.WithLabelValues(c.cfg.Resource).Inc()
@@ -1034,7 +1033,7 @@ func (c *Cacher) Watch(ctx context.Context, o WatchOptions) (*Watcher, error) {
 	}
 	w := &Watcher{
 		c:        c,
-		ch:       make(chan Item, c.cfg.WatcherBuffer),
+		ready:    make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		filter:   o.Filter,
 		opts:     o,
@@ -1144,14 +1143,22 @@ func (c *Cacher) terminateAll() {
 
 // Watcher is one client's watch on a Cacher.
 type Watcher struct {
-	c        *Cacher
-	ch       chan Item
-	done     chan struct{}
-	doneOnce sync.Once
-	filter   Filter
-	opts     WatchOptions
-	indexed  bool
-	indexKey string
+	c *Cacher
+	// q is a ring of the live items queued for the reader (qn of them,
+	// the first at qhead): it doubles as a burst needs, up to
+	// CacherConfig.WatcherBuffer items, and a large one is let go once
+	// drained, so an idle watcher (a hollow kubelet's) holds no queue.
+	// ready says an item was queued into an empty queue.
+	qmu       sync.Mutex
+	q         []Item
+	qhead, qn int
+	ready     chan struct{}
+	done      chan struct{}
+	doneOnce  sync.Once
+	filter    Filter
+	opts      WatchOptions
+	indexed   bool
+	indexKey  string
 
 	initial []Item
 	minRV   int64 // live events at or below this are already covered
@@ -1176,6 +1183,63 @@ func (w *Watcher) itemFor(c *Cacher, ev *event) (Item, bool) {
 }
 
 func (w *Watcher) terminate() { w.doneOnce.Do(func() { close(w.done) }) }
+
+// queue adds it to w's queue unless limit items are queued already.
+func (w *Watcher) queue(it Item, limit int) bool {
+	w.qmu.Lock()
+	if w.qn >= limit {
+		w.qmu.Unlock()
+		return false
+	}
+	if w.qn == len(w.q) {
+		grown := make([]Item, min(max(2*len(w.q), 8), limit))
+		for i := range w.qn {
+			grown[i] = w.q[(w.qhead+i)%len(w.q)]
+		}
+		w.q, w.qhead = grown, 0
+	}
+	w.q[(w.qhead+w.qn)%len(w.q)] = it
+	w.qn++
+	wasEmpty := w.qn == 1
+	w.qmu.Unlock()
+	if wasEmpty {
+		// The reader may be waiting: it waits only on an empty queue.
+		select {
+		case w.ready <- struct{}{}:
+		default: // already said
+		}
+	}
+	return true
+}
+
+// dequeue takes the first queued item, if any, and advances lastRV to it.
+func (w *Watcher) dequeue() (Item, bool) {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	if w.qn == 0 {
+		return Item{}, false
+	}
+	it := w.q[w.qhead]
+	w.q[w.qhead] = Item{}
+	w.qhead = (w.qhead + 1) % len(w.q)
+	w.qn--
+	if w.qn == 0 && len(w.q) > drainedQueueKept {
+		w.q, w.qhead = nil, 0 // drained: a burst's queue is let go
+	}
+	w.lastRV = max(w.lastRV, it.Entry.RV)
+	return it, true
+}
+
+// queued is how many live items wait in w's queue.
+func (w *Watcher) queued() int {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	return w.qn
+}
+
+// drainedQueueKept is the largest queue a drained watcher keeps for the
+// next items.
+const drainedQueueKept = 64
 
 // ErrWatchClosed ends a watch the cache closed (the watcher fell behind or
 // the cache relisted). Clients resume from their last resourceVersion.
@@ -1216,17 +1280,15 @@ func (w *Watcher) Next(ctx context.Context) (Item, error) {
 		tick = w.bookmark.C
 	}
 	for {
-		select {
-		case it := <-w.ch:
-			w.lastRV = max(w.lastRV, it.Entry.RV)
+		if it, ok := w.dequeue(); ok {
 			return it, nil
+		}
+		select {
+		case <-w.ready:
 		case <-w.done:
 			// Deliver what was queued before the close.
-			select {
-			case it := <-w.ch:
-				w.lastRV = max(w.lastRV, it.Entry.RV)
+			if it, ok := w.dequeue(); ok {
 				return it, nil
-			default:
 			}
 			return Item{}, ErrWatchClosed
 		case <-ctx.Done():
@@ -1235,7 +1297,7 @@ func (w *Watcher) Next(ctx context.Context) (Item, error) {
 			// Every event at or below rv was queued before rv was published;
 			// with the queue empty they have all been delivered.
 			rv := w.c.RV()
-			if len(w.ch) == 0 && rv >= w.lastRV {
+			if w.queued() == 0 && rv >= w.lastRV {
 				w.lastRV = rv
 				return Item{Type: watch.Bookmark, Entry: w.c.newEntry("", w.c.codec.Bookmark(rv, false), rv, nil)}, nil
 			}
@@ -1245,7 +1307,7 @@ func (w *Watcher) Next(ctx context.Context) (Item, error) {
 }
 
 // Pending is how many items are ready without blocking.
-func (w *Watcher) Pending() int { return len(w.initial) + len(w.ch) }
+func (w *Watcher) Pending() int { return len(w.initial) + w.queued() }
 
 // Stop unregisters the watcher. Safe to call more than once.
 func (w *Watcher) Stop() {
