@@ -395,7 +395,7 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 		ns, name := nsOf(i), nameOf(i)
 		if job.Object.Service {
 			sent := now()
-			svc, err := cs.CoreV1().Services(ns).Create(ctx, service(job, opts.Labels, ns, name), metav1.CreateOptions{})
+			svc, err := createServiceOnce(ctx, cs, job, opts.Labels, ns, name)
 			if err != nil {
 				return fmt.Errorf("create Service %s/%s: %w", ns, name, err)
 			}
@@ -486,6 +486,20 @@ func Run(ctx context.Context, job *Job, opts Options) (*Result, error) {
 			}
 		}
 		return finish(err)
+	}
+	// A create that failed for good (client-go retries what the
+	// apiserver says to retry) leaves pods that never come: waiting for
+	// them would only wait out the ready timeout, and the run would be
+	// invalid for a reason that is not the one.
+	errMu.Lock()
+	nerr := len(res.Errors)
+	first := ""
+	if nerr > 0 {
+		first = res.Errors[0]
+	}
+	errMu.Unlock()
+	if nerr > 0 {
+		return failed(fmt.Errorf("create phase: %d of %d creates failed, first: %s", nerr, len(todo), first))
 	}
 	// Phase 2: wait Ready.
 	if err := waitReady(job.ExpectedPods()); err != nil {
@@ -593,32 +607,69 @@ func existingObjects(ctx context.Context, cs kubernetes.Interface, job *Job) (ma
 // that was killed) and counts as created; an error that is not an answer
 // (a broken connection, a 5xx, a 429) is tried again until ctx ends. A
 // load killed mid-run and run again converges to the same objects.
-func createOnce(ctx context.Context, cs kubernetes.Interface, job *Job, extra map[string]string, ns, name string) (types.UID, string, string, error) {
+func createOnce(ctx context.Context, cs kubernetes.Interface, job *Job, extra map[string]string, ns, name string) (uid types.UID, rv, kind string, err error) {
+	err = untilAnswered(ctx, func() error {
+		var err error
+		uid, rv, kind, err = create(ctx, cs, job, extra, ns, name)
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		var m metav1.Object
+		var gerr error
+		if job.Object.Kind == KindDeployment {
+			m, gerr = cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		} else {
+			m, gerr = cs.AppsV1().ReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
+		}
+		if gerr != nil {
+			return gerr
+		}
+		if m.GetLabels()[JobLabel] != job.Name {
+			return fmt.Errorf("%w (not this job's: label %s=%q)", err, JobLabel, m.GetLabels()[JobLabel])
+		}
+		uid, rv, kind = m.GetUID(), m.GetResourceVersion(), job.Object.Kind
+		return nil
+	})
+	return uid, rv, kind, err
+}
+
+// createServiceOnce creates the Service of the job's object name, as
+// createOnce the object: one that exists with the job's label counts as
+// created, and what is not the apiserver's answer is tried again.
+func createServiceOnce(ctx context.Context, cs kubernetes.Interface, job *Job, extra map[string]string, ns, name string) (*corev1.Service, error) {
+	var svc *corev1.Service
+	err := untilAnswered(ctx, func() error {
+		var err error
+		svc, err = cs.CoreV1().Services(ns).Create(ctx, service(job, extra, ns, name), metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		got, gerr := cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		if gerr != nil {
+			return gerr
+		}
+		if got.Labels[JobLabel] != job.Name {
+			return fmt.Errorf("%w (not this job's: label %s=%q)", err, JobLabel, got.Labels[JobLabel])
+		}
+		svc = got
+		return nil
+	})
+	return svc, err
+}
+
+// untilAnswered runs try until it succeeds, fails with the apiserver's
+// answer about the object (not retriable), or ctx ends, backing off from
+// 50 ms to 1 s between tries.
+func untilAnswered(ctx context.Context, try func() error) error {
 	backoff := 50 * time.Millisecond
 	for {
-		uid, rv, kind, err := create(ctx, cs, job, extra, ns, name)
-		if apierrors.IsAlreadyExists(err) {
-			var m metav1.Object
-			var gerr error
-			if job.Object.Kind == KindDeployment {
-				m, gerr = cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-			} else {
-				m, gerr = cs.AppsV1().ReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
-			}
-			if gerr == nil && m.GetLabels()[JobLabel] == job.Name {
-				return m.GetUID(), m.GetResourceVersion(), job.Object.Kind, nil
-			}
-			if gerr == nil {
-				return "", "", "", fmt.Errorf("%w (not this job's: label %s=%q)", err, JobLabel, m.GetLabels()[JobLabel])
-			}
-			err = gerr
-		}
+		err := try()
 		if err == nil || !retriable(err) || ctx.Err() != nil {
-			return uid, rv, kind, err
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return "", "", "", err
+			return err
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, time.Second)

@@ -19,6 +19,8 @@ const serviceCIDRBase = 10<<24 | 96<<16
 
 func ipKey(ip string) string { return "/registry/serviceips/" + ip }
 
+var servicesGR = corev1.Resource("services")
+
 func (s *Server) allocateClusterIP(ctx context.Context, svc *corev1.Service) error {
 	if svc.Spec.Type == corev1.ServiceTypeExternalName || svc.Spec.ClusterIP == corev1.ClusterIPNone {
 		return nil
@@ -34,7 +36,7 @@ func (s *Server) allocateClusterIP(ctx context.Context, svc *corev1.Service) err
 		if err == nil {
 			svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
 		}
-		return err
+		return storageError(err, servicesGR, svc.Name)
 	}
 	for range 64 {
 		var b [4]byte
@@ -46,7 +48,9 @@ func (s *Server) allocateClusterIP(ctx context.Context, svc *corev1.Service) err
 			return nil
 		}
 		if !errors.Is(err, storage.ErrExists) {
-			return apierrors.NewInternalError(err)
+			// As every write's: an etcd that did not answer is a 504 with
+			// a Retry-After (clients retry it), not a 500.
+			return storageError(err, servicesGR, svc.Name)
 		}
 	}
 	return apierrors.NewInternalError(errors.New("no free service cluster IP in 10.96.0.0/16"))

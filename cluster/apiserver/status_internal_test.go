@@ -1,12 +1,17 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/kstep-dev/kstep/cluster/storage"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -21,5 +26,27 @@ func TestUnavailableStorageIs504WithRetryAfter(t *testing.T) {
 	}
 	if got := rec.Header().Get("Retry-After"); got != "1" {
 		t.Fatalf("Retry-After %q", got)
+	}
+}
+
+// So is a Service create whose cluster IP etcd did not allocate in time:
+// before, that one write answered 500 without a Retry-After, so clients
+// (the load generator's client-go) gave up on it.
+func TestUnallocatedClusterIPIs504WithRetryAfter(t *testing.T) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"127.0.0.1:1"}, DialTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	s := &Server{store: storage.NewStore(cli, nil)}
+	s.store.SetRetry(storage.Retry{Attempt: 100 * time.Millisecond, Budget: 300 * time.Millisecond})
+	for _, ip := range []string{"", "10.96.0.10"} {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: corev1.ServiceSpec{ClusterIP: ip}}
+		err := s.allocateClusterIP(context.Background(), svc)
+		rec := httptest.NewRecorder()
+		writeError(rec, err)
+		if rec.Code != http.StatusGatewayTimeout || rec.Header().Get("Retry-After") != "1" {
+			t.Fatalf("clusterIP %q: code %d, Retry-After %q (%v), want 504 and 1", ip, rec.Code, rec.Header().Get("Retry-After"), err)
+		}
 	}
 }
