@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"fmt"
 	"io"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -143,4 +144,46 @@ func TestFailpointDropsOneEvent(t *testing.T) {
 	if code, body := failpoint(t, api.Config, http.MethodGet, ""); code != 200 || !strings.Contains(body, `"dropped":1`) {
 		t.Errorf("state: %d %s", code, body)
 	}
+}
+
+// A create right after this apiserver answered a namespace's deletion is
+// refused, even while its namespace cache lags (frozen here): the check
+// waits for the cache to have the Terminating version.
+func TestCreateAfterNamespaceDeletionWhileTheCacheLags(t *testing.T) {
+	url, _ := testenv.Etcd(t)
+	api := testenv.StartAPIServer(t, url, func(o *apiserver.Options) { o.Failpoints = true })
+	cs, _ := kubernetes.NewForConfig(api.Config)
+	ctx := ctxT(t)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "going"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("going").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The cache has it Active (a list is served from the cache)...
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		l, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=going"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Items) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the namespace never reached the cache")
+		}
+	}
+	// ... and keeps it so while the deletion is answered.
+	if code, body := failpoint(t, api.Config, http.MethodPost, "/freeze-watch-cache?for=2s&resource=namespaces"); code != 200 {
+		t.Fatalf("freeze: %d %s", code, body)
+	}
+	if err := cs.CoreV1().Namespaces().Delete(ctx, "going", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := cs.CoreV1().ConfigMaps("going").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("create in a namespace just deleted: %v, want 403", err)
+	}
+	t.Logf("refused after %v (the cache was frozen for 2s)", time.Since(start))
 }

@@ -56,8 +56,17 @@ func sleep(ctx context.Context, d time.Duration) {
 func (s *Server) namespaceWritable(ctx context.Context, name string) error {
 	ns := s.namespaces()
 	gr := ns.gvr.GroupResource()
+	c := s.cacher(ns)
+	// A create after this apiserver answered a namespace's deletion sees
+	// it Terminating (upstream's NamespaceLifecycle looks such a namespace
+	// up live): the cache may not have had it yet.
+	if rev := s.nsMarked.Load(); rev > c.RV() {
+		if err := c.WaitFor(ctx, rev); err != nil {
+			return apierrors.NewTimeoutError(fmt.Sprintf("namespace %s: %v", name, err), 1)
+		}
+	}
 	var obj *corev1.Namespace
-	if e, ok := s.cacher(ns).Get(ns.key("", name)); ok {
+	if e, ok := c.Get(ns.key("", name)); ok {
 		obj = e.Object().(*corev1.Namespace)
 	} else {
 		kv, err := s.store.Get(ctx, ns.key("", name))
@@ -74,6 +83,17 @@ func (s *Server) namespaceWritable(ctx context.Context, name string) error {
 		return apierrors.NewForbidden(gr, name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", name))
 	}
 	return nil
+}
+
+// namespaceMarked records that this apiserver marked a namespace
+// Terminating at rev.
+func (s *Server) namespaceMarked(rev int64) {
+	for {
+		cur := s.nsMarked.Load()
+		if rev <= cur || s.nsMarked.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
 }
 
 // namespaceFinalized reports whether a Namespace being deleted may go:

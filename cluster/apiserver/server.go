@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"github.com/kstep-dev/kstep/cluster/netfault"
+	"sync/atomic"
 
 	"context"
 	"crypto/tls"
@@ -67,6 +68,10 @@ type Server struct {
 	// kubelets reaches the nodes' kubelet servers (kubelet.go); nil
 	// without --kubelet-client-certificate.
 	kubelets *kubeletClient
+	// nsMarked is the revision at which this apiserver last marked a
+	// namespace Terminating (namespaceWritable waits for the cache to
+	// have it).
+	nsMarked atomic.Int64
 
 	// inflight tracks open watches so shutdown can end them.
 	wg sync.WaitGroup

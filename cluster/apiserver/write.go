@@ -508,6 +508,9 @@ func (q *request) deleteOne(name string, opts *metav1.DeleteOptions) (runtime.Ob
 			return nil, false, storageError(err, q.gr(), name)
 		}
 		objectMeta(marked).ResourceVersion = itoa(rev)
+		if _, ok := marked.(*corev1.Namespace); ok {
+			q.s.namespaceMarked(rev)
+		}
 		return q.fromStorage(marked), true, nil
 	}
 	return nil, false, apierrors.NewConflict(q.gr(), name, errors.New("too many concurrent writers, try again"))
