@@ -14,7 +14,9 @@
 //   - Cacher: the watch cache of one resource. ONE etcd watch per resource
 //     prefix, decoded once, kept as the current state plus a ring of recent
 //     events, and fanned out to every watcher of that resource. Thousands of
-//     watchers cost one etcd watch. Each version is encoded for the wire
+//     watchers cost one etcd watch; each watcher's queue grows with a
+//     burst (up to CacherConfig.WatcherBuffer) and is let go once
+//     drained. Each version is encoded for the wire
 //     at most once per form (Entry.JSON, Entry.Protobuf: the Codec's, made
 //     when a list or watcher first asks) and shared by every reader. The
 //     ring is bounded by events and by the stored bytes they carry
