@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/klauspost/compress/s2"
 	"log/slog"
 	"maps"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -311,8 +311,9 @@ type CacherConfig struct {
 	// DictBytes is how many bytes of the first versions compacted make
 	// the resource's S2 dictionary; every later compacted version is kept
 	// compressed with it (when that is smaller), at a few microseconds a
-	// version to compress and to read. 0: DefaultDictBytes; negative:
-	// compacted versions are kept uncompressed.
+	// version to compress and to read (S2 uses at most the last 64 KiB).
+	// 0: DefaultDictBytes; negative: compacted versions are kept
+	// uncompressed.
 	DictBytes int
 	// ProgressInterval is how often the cache asks etcd for a progress
 	// notification, so its revision advances while its prefix is quiet.
@@ -396,7 +397,7 @@ type Cacher struct {
 	compacted, held prometheus.Counter
 	oldest          int64 // a watch may resume from any rv >= oldest
 	// dict compresses the compacted versions of this resource's objects:
-	// made from dictSeed, the first dictSeedBytes of them.
+	// made from dictSeed, the first CacherConfig.DictBytes of them.
 	dict     *s2.Dict
 	dictSeed []byte
 	// rv is the revision the cache reflects; read without mu via rvAtomic.
