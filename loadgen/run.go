@@ -621,11 +621,8 @@ func createOnce(ctx context.Context, cs kubernetes.Interface, job *Job, extra ma
 		} else {
 			m, gerr = cs.AppsV1().ReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
 		}
-		if gerr != nil {
-			return gerr
-		}
-		if m.GetLabels()[JobLabel] != job.Name {
-			return fmt.Errorf("%w (not this job's: label %s=%q)", err, JobLabel, m.GetLabels()[JobLabel])
+		if err := adoptable(job, m, gerr, err); err != nil {
+			return err
 		}
 		uid, rv, kind = m.GetUID(), m.GetResourceVersion(), job.Object.Kind
 		return nil
@@ -645,16 +642,25 @@ func createServiceOnce(ctx context.Context, cs kubernetes.Interface, job *Job, e
 			return err
 		}
 		got, gerr := cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		if gerr != nil {
-			return gerr
-		}
-		if got.Labels[JobLabel] != job.Name {
-			return fmt.Errorf("%w (not this job's: label %s=%q)", err, JobLabel, got.Labels[JobLabel])
+		if err := adoptable(job, got, gerr, err); err != nil {
+			return err
 		}
 		svc = got
 		return nil
 	})
 	return svc, err
+}
+
+// adoptable says whether got, the object found (gerr: the get's error)
+// where a create answered exists (err), is the job's own: nil if so.
+func adoptable(job *Job, got metav1.Object, gerr, exists error) error {
+	if gerr != nil {
+		return gerr
+	}
+	if l := got.GetLabels()[JobLabel]; l != job.Name {
+		return fmt.Errorf("%w (not this job's: label %s=%q)", exists, JobLabel, l)
+	}
+	return nil
 }
 
 // untilAnswered runs try until it succeeds, fails with the apiserver's

@@ -152,13 +152,6 @@ func (e *Entry) objectLocked() runtime.Object {
 	return obj
 }
 
-// heldBytes is what the entry's byte form takes.
-func (e *Entry) heldBytes() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.src)
-}
-
 // source is the bytes the entry decodes from, decompressed when it is
 // compressed (then for the caller alone). Called with mu held.
 func (e *Entry) source() ([]byte, error) {
@@ -208,16 +201,16 @@ func (e *Entry) wire(f *encoded, enc func(runtime.Object) ([]byte, error)) ([]by
 // compact drops what the entry can make again from one byte form: its
 // protobuf wire form if a reader made it, else its stored value; with a
 // dictionary, that form is kept compressed when that is smaller. It
-// returns the form (uncompressed) when it compacted the entry now, nil
-// when there was nothing to compact.
-func (e *Entry) compact(dict *s2.Dict) []byte {
+// returns the form (uncompressed) and the bytes now held when it
+// compacted the entry now, nil when there was nothing to compact.
+func (e *Entry) compact(dict *s2.Dict) (kept []byte, held int) {
 	if e == nil {
-		return nil
+		return nil, 0
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.src == nil || e.compacted {
-		return nil // a bookmark, or done
+		return nil, 0 // a bookmark, or done
 	}
 	e.compacted = true
 	e.obj = nil
@@ -229,9 +222,9 @@ func (e *Entry) compact(dict *s2.Dict) []byte {
 	if e.srcDict != nil {
 		// Held compressed already: a DELETED object made (at) from a
 		// version compacted before it.
-		return nil
+		return nil, 0
 	}
-	kept := e.src
+	kept = e.src
 	if dict != nil {
 		// Encode's answer sits in a buffer of the longest encoding: hold
 		// a copy of its length.
@@ -239,7 +232,7 @@ func (e *Entry) compact(dict *s2.Dict) []byte {
 			e.src, e.srcDict = bytes.Clone(z), dict
 		}
 	}
-	return kept
+	return kept, len(e.src)
 }
 
 // event is one change the cache applied: cur is nil for a deletion, prev is
@@ -864,12 +857,12 @@ const DefaultDictBytes = 16 << 10
 // there is one; the first versions compacted are kept as they are and
 // make the dictionary. Called with mu held.
 func (c *Cacher) compact(e *Entry) {
-	kept := e.compact(c.dict)
+	kept, held := e.compact(c.dict)
 	if kept == nil {
 		return
 	}
 	c.compacted.Add(float64(len(kept)))
-	c.held.Add(float64(e.heldBytes()))
+	c.held.Add(float64(held))
 	if c.dict != nil || c.cfg.DictBytes < 0 {
 		return
 	}
