@@ -11,7 +11,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	sigsjson "sigs.k8s.io/json"
 )
@@ -133,16 +132,17 @@ func (c cacheCodec) Attrs(obj runtime.Object) storage.Attrs {
 // attrsOf computes what label and field selectors match against.
 func attrsOf(r *resource, obj runtime.Object) storage.Attrs {
 	m := objectMeta(obj)
-	f := fields.Set{"metadata.name": m.Name}
+	var f fields.Set
+	if r.fields != nil {
+		f = r.fields(obj) // a new map each call: completed here
+	} else {
+		f = make(fields.Set, 2)
+	}
+	f["metadata.name"] = m.Name
 	if r.namespaced {
 		f["metadata.namespace"] = m.Namespace
 	}
-	if r.fields != nil {
-		for k, v := range r.fields(obj) {
-			f[k] = v
-		}
-	}
-	return storage.Attrs{Namespace: m.Namespace, Labels: labels.Set(m.Labels), Fields: f}
+	return storage.Attrs{Namespace: m.Namespace, Labels: storage.PairsOf(m.Labels), Fields: storage.PairsOf(f)}
 }
 
 // selectableFields lists the field selector keys a resource supports; any

@@ -261,8 +261,8 @@ func FuzzSelectors(f *testing.F) {
 	f.Add("a==b", "metadata.name=x")
 	f.Add("k in (", "spec.nodeName==")
 	f.Add("a.b/c-d=e_f.g", `metadata.namespace=a\,b`)
-	attrs := storage.Attrs{Namespace: "default", Labels: labels.Set{"app": "web", "tier": "fe"},
-		Fields: fields.Set{"metadata.name": "p", "spec.nodeName": "n1", "status.phase": "Running"}}
+	attrs := storage.Attrs{Namespace: "default", Labels: storage.PairsOf(map[string]string{"app": "web", "tier": "fe"}),
+		Fields: storage.PairsOf(map[string]string{"metadata.name": "p", "spec.nodeName": "n1", "status.phase": "Running"})}
 	f.Fuzz(func(t *testing.T, label, field string) {
 		defer slowInput(label + " | " + field)()
 		q := url.Values{"labelSelector": {label}, "fieldSelector": {field}, "resourceVersion": {label}, "limit": {field}}

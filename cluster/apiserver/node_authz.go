@@ -143,7 +143,7 @@ func (n *nodeAuthorizer) boundTo(namespace, name, node string) bool {
 	if !ok {
 		return true
 	}
-	return e.Attrs.Fields["spec.nodeName"] == node
+	return e.Attrs.Fields.Get("spec.nodeName") == node
 }
 
 // referenced reports whether a pod bound to node in namespace names the

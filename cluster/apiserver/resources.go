@@ -50,7 +50,8 @@ type resource struct {
 	// connect are the subresources served by proxying to a kubelet
 	// (connect.go): pods/log, exec, attach, portforward and nodes/proxy.
 	connect []string
-	// fields returns the resource-specific selectable fields.
+	// fields returns the resource-specific selectable fields, in a new
+	// map each call (attrsOf adds the metadata ones to it).
 	fields func(obj runtime.Object) fields.Set
 	// indexField is the field watchers select on exactly often enough to be
 	// worth an index in the watch cache (kubelets: spec.nodeName).

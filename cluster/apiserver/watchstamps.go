@@ -47,7 +47,7 @@ func (s *Server) cacheStamps(r *resource) func(time.Time, *storage.Entry, *stora
 			}
 			// The replaced version's node is in its attributes; it is
 			// decoded (if compacted) only when the pod has just turned Ready.
-			if pod.Spec.NodeName != "" && (prev == nil || prev.Attrs.Fields["spec.nodeName"] == "") {
+			if pod.Spec.NodeName != "" && (prev == nil || prev.Attrs.Fields.Get("spec.nodeName") == "") {
 				t.EmitAt(at, trace.PodBoundCached, "Pod", pod.Namespace, pod.Name, pod.UID)
 			}
 			if podReady(pod) {

@@ -164,6 +164,9 @@ func (s *statusWriter) write(ctx context.Context, uid types.UID) time.Duration {
 		base = written
 	}
 	if ownedEqual(base, &want) {
+		if base == &cached.Status {
+			s.persistedUnanswered(uid, &want)
+		}
 		return 0
 	}
 	var p statusPatch
@@ -201,6 +204,23 @@ func (s *statusWriter) write(ctx context.Context, uid types.UID) time.Duration {
 		s.k.tracer.Emit(trace.PodStatusPersisted, "Pod", ns, name, uid)
 	}
 	return 0 // a set during the write re-queued the pod already
+}
+
+// persistedUnanswered stamps pod.status.persisted for a Ready status the
+// informer shows persisted after this kubelet's write of it failed without
+// an answer (a connection closed under it, a timeout): the write landed,
+// and its reply was lost. The stamp is when the kubelet learnt it, so step
+// ⑧ counts the lost reply and the retry; without it the pod would lack the
+// step and the run be invalid.
+func (s *statusWriter) persistedUnanswered(uid types.UID, want *corev1.PodStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[uid]
+	if e == nil || e.failures == 0 || e.readyStamped || !isReady(want) {
+		return
+	}
+	e.failures, e.readyStamped = 0, true
+	s.k.tracer.Emit(trace.PodStatusPersisted, "Pod", e.namespace, e.name, uid)
 }
 
 // ownedEqual compares the fields the kubelet writes.

@@ -1,13 +1,25 @@
 package kubelet
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
+	"github.com/kstep-dev/kstep/cluster/trace"
 )
 
 func statusWrites() uint64 {
@@ -77,4 +89,73 @@ func TestStatusWrittenOnceWhenTheSyncIsQuick(t *testing.T) {
 		return p.Status.Phase == corev1.PodPending && p.Status.HostIP != ""
 	})
 	waitPod(t, c, "s", 10*time.Second, "ready", podReady)
+}
+
+// loseReadyReply passes every request on, except that the reply to the
+// first status write that makes a pod Ready is lost: the write lands, the
+// kubelet hears an error.
+type loseReadyReply struct {
+	rt   http.RoundTripper
+	lost atomic.Bool
+}
+
+func (l *loseReadyReply) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPatch || !strings.HasSuffix(req.URL.Path, "/status") || req.GetBody == nil || l.lost.Load() {
+		return l.rt.RoundTrip(req)
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	b, _ := io.ReadAll(body)
+	if !bytes.Contains(b, []byte(`"type":"Ready","status":"True"`)) || !l.lost.CompareAndSwap(false, true) {
+		return l.rt.RoundTrip(req)
+	}
+	resp, err := l.rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("test: the write whose reply is lost failed: %s", resp.Status)
+	}
+	return nil, errors.New("test: the reply was lost")
+}
+
+// A status write that lands but whose reply is lost still gets its step
+// stamped, once the kubelet's informer shows the status persisted: the
+// pod does not lack ⑧ (a saturated run lost 116 such replies when its
+// hollow nodes failed over between apiservers, and was invalid).
+func TestStatusPersistedStampedWhenTheReplyIsLost(t *testing.T) {
+	c := startCluster(t)
+	lose := &loseReadyReply{}
+	cfg := rest.CopyConfig(c.cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { lose.rt = rt; return lose })
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHollow(t, c, "node-lost", nil, func(k *Config) { k.Client = cs })
+	failedBefore := testutil.ToFloat64(statusWriteErrors)
+	createPod(t, c, newPod("lost", "node-lost", func(p *corev1.Pod) { p.Spec.Containers[0].ReadinessProbe = httpProbe("/readyz", 1) }))
+	waitPod(t, c, "lost", 10*time.Second, "ready", podReady)
+	if !lose.lost.Load() {
+		t.Fatal("no Ready status write went out")
+	}
+	waitFor(t, 5*time.Second, "pod.status.persisted stamped", func() (bool, error) {
+		return slices.Contains(steps(h.trace, "lost"), trace.PodStatusPersisted), nil
+	})
+	if n := testutil.ToFloat64(statusWriteErrors) - failedBefore; n < 1 {
+		t.Errorf("%v status writes failed, want the one whose reply was lost", n)
+	}
+	n := 0
+	for _, s := range steps(h.trace, "lost") {
+		if s == trace.PodStatusPersisted {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("pod.status.persisted stamped %d times", n)
+	}
 }

@@ -91,6 +91,9 @@ func (s *Scheduler) bind(ctx context.Context, fwk *framework.Framework, state *f
 		}
 		return
 	}
+	if ctx.Err() == nil {
+		s.log.Warn("binding failed", "pod", assumed.Namespace+"/"+assumed.Name, "node", host, "err", st.AsError())
+	}
 	fwk.RunReservePluginsUnreserve(ctx, state, assumed, host)
 	if err := s.cache.ForgetPod(assumed); err != nil {
 		s.log.Error("cache: forget pod", "pod", assumed.Namespace+"/"+assumed.Name, "err", err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -47,8 +46,8 @@ type Codec interface {
 // Attrs are an object's selectable attributes, computed once per version.
 type Attrs struct {
 	Namespace string
-	Labels    labels.Set
-	Fields    fields.Set
+	Labels    Pairs
+	Fields    Pairs
 }
 
 // Filter selects objects for a list or a watch. Zero values select all.
@@ -485,10 +484,10 @@ func (e *Entry) shareWith(prev *Entry) {
 	if e.Attrs.Namespace == prev.Attrs.Namespace {
 		e.Attrs.Namespace = prev.Attrs.Namespace
 	}
-	if maps.Equal(e.Attrs.Labels, prev.Attrs.Labels) {
+	if e.Attrs.Labels.Equal(prev.Attrs.Labels) {
 		e.Attrs.Labels = prev.Attrs.Labels
 	}
-	if maps.Equal(e.Attrs.Fields, prev.Attrs.Fields) {
+	if e.Attrs.Fields.Equal(prev.Attrs.Fields) {
 		e.Attrs.Fields = prev.Attrs.Fields
 	}
 }
@@ -883,13 +882,13 @@ func (c *Cacher) dispatch(ev *event) {
 	}
 	var curV, prevV string
 	if ev.cur != nil {
-		curV = ev.cur.Attrs.Fields[c.cfg.IndexField]
+		curV = ev.cur.Attrs.Fields.Get(c.cfg.IndexField)
 		for w := range c.indexed[curV] {
 			c.offer(w, ev)
 		}
 	}
 	if ev.prev != nil {
-		prevV = ev.prev.Attrs.Fields[c.cfg.IndexField]
+		prevV = ev.prev.Attrs.Fields.Get(c.cfg.IndexField)
 		if ev.cur == nil || prevV != curV {
 			for w := range c.indexed[prevV] {
 				c.offer(w, ev)

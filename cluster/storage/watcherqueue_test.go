@@ -12,8 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kstep-dev/kstep/cluster/storage"
@@ -54,8 +52,8 @@ func (configMapCodec) Bookmark(rev int64, _ bool) runtime.Object {
 
 func (configMapCodec) Attrs(obj runtime.Object) storage.Attrs {
 	cm := obj.(*corev1.ConfigMap)
-	return storage.Attrs{Namespace: cm.Namespace, Labels: labels.Set(cm.Labels),
-		Fields: fields.Set{"metadata.name": cm.Name, "metadata.namespace": cm.Namespace}}
+	return storage.Attrs{Namespace: cm.Namespace, Labels: storage.PairsOf(cm.Labels),
+		Fields: storage.PairsOf(map[string]string{"metadata.name": cm.Name, "metadata.namespace": cm.Namespace})}
 }
 
 // A watcher's queue grows with a burst up to WatcherBuffer items and holds
