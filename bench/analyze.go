@@ -106,7 +106,7 @@ var transitions = []transition{
 	{step: "⑦-c", name: "container start + readiness", from: []string{trace.PodImagePulled}, to: trace.PodProbeReady, runtime: true, doc: rng(1000, 300000),
 		chain: "the kubelet stamps both: when the image was present, when the readiness probe first passed"},
 	{step: "⑧", name: "status update persisted", from: []string{trace.PodProbeReady, trace.PodContainerStarted}, to: trace.PodStatusPersisted, doc: rng(1, 10),
-		chain: "the kubelet stamps both: when the probe passed, when the apiserver acknowledged its status write"},
+		chain: "the kubelet stamps both: when the probe passed, when the apiserver acknowledged its status write (or, its reply lost, when its informer showed it persisted)"},
 	{step: "⑧", name: "endpoints list the pod", from: []string{trace.PodReadyCached}, to: trace.EndpointsUpdated, viaAPIServer: true,
 		chain: endpointsChain("endpoints", "Endpoints"), chainOf: func(in Input) string {
 			if in.EndpointsStamp == controller.StampEndpointSlices {

@@ -472,7 +472,7 @@ func newEntry(codec Codec, key string, obj runtime.Object, rv int64, value []byt
 	return &Entry{Key: key, obj: obj, RV: rv, Attrs: codec.Attrs(obj), codec: codec, size: len(value), src: value}
 }
 
-// shareWith makes e hold prev's key and attribute maps where they are
+// shareWith makes e hold prev's key and attribute pairs where they are
 // equal (prev is the version e replaces, or nil): a version that changed
 // none of its labels (a pod bound, its status written) holds no copy of
 // its own once compacted.

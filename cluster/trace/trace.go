@@ -29,7 +29,7 @@ const (
 	PodImagePulled      = "pod.image.pulled"       // ⑦ image present
 	PodContainerStarted = "pod.container.started"  // ⑦ container running
 	PodProbeReady       = "pod.probe.ready"        // ⑦ readiness probe passed
-	PodStatusPersisted  = "pod.status.persisted"   // ⑧ kubelet's status write acknowledged
+	PodStatusPersisted  = "pod.status.persisted"   // ⑧ kubelet's status write acknowledged (its reply lost: seen persisted)
 	EndpointsUpdated    = "endpoints.updated"      // ⑧ endpoints list the pod
 	PodReadyObserved    = "pod.ready.observed"     // ⑧ the client's watch saw Ready
 )
