@@ -3,6 +3,7 @@ package prober
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -345,7 +346,10 @@ func (m *Manager) runProbe(ctx context.Context, p *corev1.Probe, spec *corev1.Co
 		if host == "" {
 			host = c.PodIP
 		}
-		h := make(map[string][]string, len(p.HTTPGet.HTTPHeaders))
+		var h http.Header // nil without headers: a probe a second per pod allocates nothing here
+		if len(p.HTTPGet.HTTPHeaders) > 0 {
+			h = make(http.Header, len(p.HTTPGet.HTTPHeaders))
+		}
 		for _, x := range p.HTTPGet.HTTPHeaders {
 			h[x.Name] = append(h[x.Name], x.Value)
 		}
@@ -353,7 +357,16 @@ func (m *Manager) runProbe(ctx context.Context, p *corev1.Probe, spec *corev1.Co
 		if !strings.HasPrefix(path, "/") {
 			path = "/" + path
 		}
-		return m.net.HTTPGet(ctx, HTTPRequest{ContainerID: c.ID, Scheme: strings.ToLower(string(p.HTTPGet.Scheme)),
+		scheme := string(p.HTTPGet.Scheme)
+		switch scheme {
+		case string(corev1.URISchemeHTTP):
+			scheme = "http"
+		case string(corev1.URISchemeHTTPS):
+			scheme = "https"
+		default:
+			scheme = strings.ToLower(scheme)
+		}
+		return m.net.HTTPGet(ctx, HTTPRequest{ContainerID: c.ID, Scheme: scheme,
 			Host: host, Port: port, Path: path, Header: h, Timeout: to})
 	case p.TCPSocket != nil:
 		port, err := resolvePort(p.TCPSocket.Port, spec)

@@ -39,6 +39,12 @@
 // and containers of images not pulled; calls are counted (Calls) and
 // sandboxes counted by state (Sandboxes) for tests.
 //
+// The labels and annotations in its answers are the runtime's own maps,
+// copied from the request that made the sandbox or container and never
+// changed after: callers only read them (the kubelet does). A hundred
+// hollow nodes relist every second, and copying them per item per relist
+// took 3 % of the hollow nodes' CPU at 10,000 pods (pprof).
+//
 // It owns its in-memory state only. It must not reach the network, the
 // apiserver, or the host.
 package simruntime

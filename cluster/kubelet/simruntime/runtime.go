@@ -315,7 +315,7 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, req *runtimeapi.PodSandb
 		return nil, notFound("sandbox", req.PodSandboxId)
 	}
 	st := &runtimeapi.PodSandboxStatus{Id: s.id, Metadata: s.metadata(), State: s.state, CreatedAt: s.createdAt,
-		Labels: maps.Clone(s.labels), Annotations: maps.Clone(s.annotations)}
+		Labels: s.labels, Annotations: s.annotations}
 	if s.state == runtimeapi.PodSandboxState_SANDBOX_READY {
 		st.Network = &runtimeapi.PodSandboxNetworkStatus{Ip: s.ip.String()}
 	}
@@ -345,7 +345,7 @@ func (r *Runtime) ListPodSandbox(ctx context.Context, req *runtimeapi.ListPodSan
 			continue
 		}
 		out = append(out, &runtimeapi.PodSandbox{Id: s.id, Metadata: s.metadata(), State: s.state, CreatedAt: s.createdAt,
-			Labels: maps.Clone(s.labels), Annotations: maps.Clone(s.annotations)})
+			Labels: s.labels, Annotations: s.annotations})
 	}
 	return &runtimeapi.ListPodSandboxResponse{Items: out}, nil
 }
@@ -531,7 +531,7 @@ func (r *Runtime) ListContainers(ctx context.Context, req *runtimeapi.ListContai
 		}
 		out = append(out, &runtimeapi.Container{Id: c.id, PodSandboxId: c.sandboxID, Metadata: r.sandboxMeta(c),
 			Image: &runtimeapi.ImageSpec{Image: c.image}, ImageRef: c.ref, ImageId: c.ref, State: c.state, CreatedAt: c.createdAt,
-			Labels: maps.Clone(c.labels), Annotations: maps.Clone(c.annotations)})
+			Labels: c.labels, Annotations: c.annotations})
 	}
 	return &runtimeapi.ListContainersResponse{Containers: out}, nil
 }
@@ -551,7 +551,7 @@ func (r *Runtime) ContainerStatus(ctx context.Context, req *runtimeapi.Container
 	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{
 		Id: c.id, Metadata: r.sandboxMeta(c), State: c.state, CreatedAt: c.createdAt, StartedAt: c.startedAt,
 		FinishedAt: c.finishedAt, ExitCode: c.exitCode, Reason: c.reason, Image: &runtimeapi.ImageSpec{Image: c.image},
-		ImageRef: c.ref, ImageId: c.ref, Labels: maps.Clone(c.labels), Annotations: maps.Clone(c.annotations), LogPath: c.logPath}}, nil
+		ImageRef: c.ref, ImageId: c.ref, Labels: c.labels, Annotations: c.annotations, LogPath: c.logPath}}, nil
 }
 
 // healthy reports whether the modeled application answers now, and why

@@ -3,7 +3,6 @@ package simruntime
 import (
 	"context"
 	"hash/fnv"
-	"maps"
 	"math"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -69,7 +68,7 @@ func (r *Runtime) containerStats(c *container, now int64) *runtimeapi.ContainerS
 	cpu, mem := r.usage(c, now)
 	return &runtimeapi.ContainerStats{
 		Attributes: &runtimeapi.ContainerAttributes{Id: c.id, Metadata: r.sandboxMeta(c),
-			Labels: maps.Clone(c.labels), Annotations: maps.Clone(c.annotations)},
+			Labels: c.labels, Annotations: c.annotations},
 		Cpu: cpu, Memory: mem,
 	}
 }
@@ -137,7 +136,7 @@ func (r *Runtime) sandboxStats(s *sandbox, now int64) *runtimeapi.PodSandboxStat
 	}
 	return &runtimeapi.PodSandboxStats{
 		Attributes: &runtimeapi.PodSandboxAttributes{Id: s.id, Metadata: s.metadata(),
-			Labels: maps.Clone(s.labels), Annotations: maps.Clone(s.annotations)},
+			Labels: s.labels, Annotations: s.annotations},
 		Linux: linux,
 	}
 }
