@@ -103,21 +103,22 @@ type Entry struct {
 	// A compacted entry's src is S2-compressed with srcDict when that was
 	// smaller (srcDict nil: as is).
 	src       []byte
-	srcProto  bool
 	srcDict   *s2.Dict
-	obj       runtime.Object // nil until decoded, and once compacted
+	srcProto  bool
 	compacted bool
+	obj       runtime.Object // nil until decoded, and once compacted
 	// The wire forms, each made at most once however many lists and
 	// watchers ask for it, and only once one asks: an entry no protobuf
-	// (or no JSON) client reads never holds those bytes.
-	json, proto encoded
+	// (or no JSON) client reads never holds those bytes. Pointers (and
+	// the two flags side by side), so that the many compacted entries,
+	// which hold neither form, take 192 bytes where they took 288.
+	json, proto *encoded
 }
 
 // encoded is one wire form of an entry, made on first use.
 type encoded struct {
-	made bool
-	b    []byte
-	err  error
+	b   []byte
+	err error
 }
 
 // Object is the entry's object, whose resourceVersion is RV.
@@ -181,18 +182,18 @@ func (e *Entry) Protobuf() ([]byte, error) { return e.wire(&e.proto, e.codec.Enc
 // wire returns one wire form, made under the entry's lock so that
 // concurrent readers of a fresh entry encode it once; a compacted entry's
 // form is made for its reader alone and not kept.
-func (e *Entry) wire(f *encoded, enc func(runtime.Object) ([]byte, error)) ([]byte, error) {
+func (e *Entry) wire(f **encoded, enc func(runtime.Object) ([]byte, error)) ([]byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if f.made {
-		return f.b, f.err
+	if *f != nil {
+		return (*f).b, (*f).err
 	}
 	if e.compacted && e.srcProto && f == &e.proto {
 		return e.source() // the kept wire form (compressed: a copy)
 	}
 	b, err := enc(e.objectLocked())
 	if !e.compacted {
-		f.b, f.err, f.made = b, err, true
+		*f = &encoded{b: b, err: err}
 	}
 	return b, err
 }
@@ -213,11 +214,11 @@ func (e *Entry) compact(dict *s2.Dict) (kept []byte, held int) {
 	}
 	e.compacted = true
 	e.obj = nil
-	e.json = encoded{}
-	if e.proto.made && e.proto.err == nil {
+	e.json = nil
+	if e.proto != nil && e.proto.err == nil {
 		e.src, e.srcProto, e.srcDict = e.proto.b, true, nil
 	}
-	e.proto = encoded{}
+	e.proto = nil
 	if e.srcDict != nil {
 		// Held compressed already: a DELETED object made (at) from a
 		// version compacted before it.
