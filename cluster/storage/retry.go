@@ -35,9 +35,8 @@ import (
 type Retry struct {
 	// Attempt bounds one etcd request. Twice the election timeout is
 	// enough for the followers to have noticed a dead leader and elected a
-	// new one, so the second attempt lands; the attempt after an
-	// unanswered one is bounded by half of it, and each later one by twice
-	// the one before (a saturated etcd answers late, not never).
+	// new one, so the second attempt lands; attempts after an unanswered
+	// one are bounded by half of it.
 	Attempt time.Duration
 	// Budget bounds all the attempts of one operation; after it the
 	// operation fails with ErrUnavailable.
@@ -136,21 +135,14 @@ func (s *Store) do(ctx context.Context, opName, key string, op func(ctx context.
 	}
 	backoff := 10 * time.Millisecond
 	retried := false
-	// By the first attempt after an unanswered one the members have had a
-	// whole attempt's time to elect a leader: a member that answers does
-	// so at once, and a second silent one (the cut-off old leader, before
-	// it steps down) costs half as much. Each later attempt has twice the
-	// time of the one before: an etcd that is alive but saturated answers
-	// everything late, and attempts bounded at half of Attempt would never
-	// see an answer, recognising the write included, until the budget ran
-	// out (a 10,000-pod run answered 504 to ten writes that had applied;
-	// client-go sent them again and heard 409).
-	next := r.Attempt / 2
 	for {
 		attempt := r.Attempt
 		if retried {
-			attempt = next
-			next *= 2
+			// By now the members have had a whole attempt's time to elect
+			// a leader: a member that answers does so at once, and a
+			// second silent one (the cut-off old leader, before it steps
+			// down) costs half as much.
+			attempt = r.Attempt / 2
 		}
 		if left := time.Until(deadline); left < attempt {
 			attempt = left
