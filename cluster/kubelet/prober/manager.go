@@ -357,16 +357,7 @@ func (m *Manager) runProbe(ctx context.Context, p *corev1.Probe, spec *corev1.Co
 		if !strings.HasPrefix(path, "/") {
 			path = "/" + path
 		}
-		scheme := string(p.HTTPGet.Scheme)
-		switch scheme {
-		case string(corev1.URISchemeHTTP):
-			scheme = "http"
-		case string(corev1.URISchemeHTTPS):
-			scheme = "https"
-		default:
-			scheme = strings.ToLower(scheme)
-		}
-		return m.net.HTTPGet(ctx, HTTPRequest{ContainerID: c.ID, Scheme: scheme,
+		return m.net.HTTPGet(ctx, HTTPRequest{ContainerID: c.ID, Scheme: strings.ToLower(string(p.HTTPGet.Scheme)),
 			Host: host, Port: port, Path: path, Header: h, Timeout: to})
 	case p.TCPSocket != nil:
 		port, err := resolvePort(p.TCPSocket.Port, spec)
