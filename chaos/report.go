@@ -238,6 +238,9 @@ func Markdown(rep *Report) string {
 	if e := rep.Cluster.Etcd; e.HeartbeatInterval.Duration != 0 || e.ElectionTimeout.Duration != 0 {
 		fmt.Fprintf(&b, "etcd Raft: heartbeat %v, election timeout %v.\n\n", e.HeartbeatInterval.Duration, e.ElectionTimeout.Duration)
 	}
+	if t := rep.Cluster.ProcsText(); t != "" {
+		fmt.Fprintf(&b, "%s.\n\n", strings.ToUpper(t[:1])+t[1:])
+	}
 	if rep.Security != "" {
 		fmt.Fprintf(&b, "Apiserver security: %s.\n\n", rep.Security)
 	}

@@ -517,9 +517,10 @@ type topoField struct {
 }
 
 // argsFields are the Topology fields that vary a build's flags and
-// failpoints: a difference there is what a comparison is for.
+// failpoints, or how its processes run (ActorProcs): a difference there is
+// what a comparison is for.
 var argsFields = map[string]bool{"APIServerArgs": true, "ControllerManagerArgs": true,
-	"SchedulerArgs": true, "NodeArgs": true, "HollowArgs": true}
+	"SchedulerArgs": true, "NodeArgs": true, "HollowArgs": true, "ActorProcs": true}
 
 // topologyDiff lists the fields in which b differs from a, by JSON name
 // with their JSON values, so a new field is compared without a change here.

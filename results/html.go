@@ -40,6 +40,9 @@ func HTML(r *Run) string {
 	if t := c.Topology.Etcd.Timing(); t != "" {
 		b.WriteString("<p>" + esc(t) + "</p>")
 	}
+	if t := c.Topology.ProcsText(); t != "" {
+		b.WriteString("<p>" + esc(t) + "</p>")
+	}
 	for _, why := range r.Invalid {
 		b.WriteString("<p class=bad>invalid: " + esc(why) + "</p>")
 	}

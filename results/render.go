@@ -253,6 +253,9 @@ func Markdown(r *Run) string {
 	if t := c.Topology.Etcd.Timing(); t != "" {
 		fmt.Fprintf(&b, "%s\n\n", t)
 	}
+	if t := c.Topology.ProcsText(); t != "" {
+		fmt.Fprintf(&b, "%s\n\n", t)
+	}
 	if len(r.Invalid) > 0 || len(r.Negative) > 0 {
 		b.WriteString("## Why the run is invalid\n\n")
 		for _, why := range r.Invalid {

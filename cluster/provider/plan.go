@@ -339,6 +339,14 @@ func Plan(t Topology, a Addressing) []Component {
 			out = append(out, c)
 		}
 	}
+	if t.ActorProcs > 0 {
+		// After the command's name, so an extra flag of the same name in
+		// the per-kind args (appended last) wins.
+		procs := "--gomaxprocs=" + strconv.Itoa(t.ActorProcs)
+		for i := range out {
+			out[i].Args = append([]string{out[i].Args[0], procs}, out[i].Args[1:]...)
+		}
+	}
 	return out
 }
 

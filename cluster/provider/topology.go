@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -61,6 +62,14 @@ type Topology struct {
 	// certificates and tokens and authorize with Node + RBAC, on every
 	// provider.
 	Insecure bool `json:"insecure,omitempty"`
+	// ActorProcs is every actor process's GOMAXPROCS (each gets
+	// --gomaxprocs). Go sizes a process for the whole machine, but kstep's
+	// actors share one: with Go's default each of ten processes on a
+	// 2-core host ran two Ps, and every handoff between goroutines woke
+	// another thread of the same process (a futex and a context switch,
+	// costly on a virtual machine). Defaults sets DefaultActorProcs when
+	// it is 0.
+	ActorProcs int `json:"actorProcs,omitempty"`
 	// LinkProxies puts kstep's link proxy (cluster/netfault) in front of
 	// every link a fault can name, inside the actor on its receiving end:
 	// each etcd member's peer port (so Partition can cut a member off its
@@ -148,6 +157,21 @@ func (t *Topology) Defaults() {
 	if t.Etcd.ElectionTimeout.Duration == 0 {
 		t.Etcd.ElectionTimeout.Duration = DefaultEtcdElection
 	}
+	if t.ActorProcs == 0 {
+		t.ActorProcs = DefaultActorProcs(*t, runtime.NumCPU())
+	}
+}
+
+// DefaultActorProcs shares cpus among the actors that work under load: the
+// etcd members, the apiservers, the leading controller-manager and
+// scheduler (the others only keep their informers), and the nodes' actors
+// as one, at least one each. On the 2-core reference machine that is 1:
+// kstep bench --profile saturation spent 22–27 core-ms per pod (four runs)
+// where Go's default (2) spent 29–31 (four runs), and reached 69–86 pods/s
+// where the default reached 61–65.
+func DefaultActorProcs(t Topology, cpus int) int {
+	busy := t.EtcdMembers + t.APIServers + min(t.ControllerManagers, 1) + min(t.Schedulers, 1) + 1
+	return max(1, cpus/max(busy, 1))
 }
 
 // Validate reports whether t describes a cluster a provider can start. The
@@ -170,6 +194,8 @@ func (t Topology) Validate() error {
 		return fmt.Errorf("nodes need an apiserver: set apiservers ≥ 1")
 	case t.ControllerManagers < 0 || t.Schedulers < 0:
 		return fmt.Errorf("controllerManagers (%d) and schedulers (%d) must not be negative", t.ControllerManagers, t.Schedulers)
+	case t.ActorProcs < 0:
+		return fmt.Errorf("actorProcs: %d is negative: give each actor's GOMAXPROCS, at least 1", t.ActorProcs)
 	case t.APIServers == 0 && t.ControllerManagers+t.Schedulers > 0:
 		return fmt.Errorf("controller-managers and schedulers need an apiserver: set apiservers ≥ 1 or run them with 0")
 	}
@@ -309,6 +335,15 @@ func (e EtcdTuning) Args() []string {
 // the apiserver's default, sized for etcd's).
 func (e EtcdTuning) AttemptTimeout() time.Duration {
 	return 2 * e.ElectionTimeout.Duration
+}
+
+// ProcsText describes ActorProcs for a report line, "" when unset (a run
+// recorded before the field: Go's default, every CPU).
+func (t Topology) ProcsText() string {
+	if t.ActorProcs == 0 {
+		return ""
+	}
+	return fmt.Sprintf("actor processes: GOMAXPROCS %d each", t.ActorProcs)
 }
 
 // Timing describes the Raft timing for a report line, "" when unset.

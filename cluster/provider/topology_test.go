@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -342,5 +344,54 @@ func TestHollowEvents(t *testing.T) {
 	}
 	if old.HollowArgs = []string{"--events"}; !old.HollowEventsBeforeField() {
 		t.Errorf("--events before the field: off")
+	}
+}
+
+// Every actor gets the cluster's GOMAXPROCS right after its command's name,
+// so a per-kind extra flag (appended last) still overrides it; the default
+// shares the host's CPUs among the actors that work under load.
+func TestActorProcs(t *testing.T) {
+	for _, tc := range []struct {
+		cpus, want int
+		top        Topology
+	}{
+		{2, 1, DefaultTopology()},  // 3 etcd + 2 apiservers + 1 + 1 + nodes = 8 busy
+		{16, 2, DefaultTopology()}, // 16 / 8
+		{64, 8, DefaultTopology()},
+		{8, 2, Topology{EtcdMembers: 1, APIServers: 1, ControllerManagers: 2, Schedulers: 0}}, // 1+1+1+0+1
+		{1, 1, Topology{EtcdMembers: 7, APIServers: 3}},
+	} {
+		if got := DefaultActorProcs(tc.top, tc.cpus); got != tc.want {
+			t.Errorf("DefaultActorProcs(%s, %d CPUs) = %d, want %d", tc.top, tc.cpus, got, tc.want)
+		}
+	}
+	top := Topology{EtcdMembers: 1, APIServers: 1, ControllerManagers: 1, Schedulers: 1, RealNodes: 1, HollowNodes: 2,
+		ActorProcs: 3, HollowArgs: []string{"--gomaxprocs=2"}}
+	top.Defaults()
+	if top.ActorProcs != 3 {
+		t.Fatalf("Defaults changed a set actorProcs to %d", top.ActorProcs)
+	}
+	for _, c := range Plan(top, fakeAddressing()) {
+		if len(c.Args) < 2 || c.Args[1] != "--gomaxprocs=3" {
+			t.Errorf("%s: args %q, want --gomaxprocs=3 after the command", c.Name, c.Args)
+		}
+	}
+	if h := component(t, Plan(top, fakeAddressing()), "hollow-nodes"); h.Args[len(h.Args)-1] != "--gomaxprocs=2" {
+		t.Errorf("hollow-nodes: the extra flag is not last: %q", h.Args)
+	}
+	top.ActorProcs = 0
+	for _, c := range Plan(top, fakeAddressing()) {
+		if slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--gomaxprocs") && a != "--gomaxprocs=2" }) {
+			t.Errorf("%s: actorProcs 0 still passes %q", c.Name, c.Args)
+		}
+	}
+	top.ActorProcs = -1
+	if err := top.Validate(); err == nil || !strings.Contains(err.Error(), "actorProcs") {
+		t.Errorf("Validate() with actorProcs -1 = %v, want an error naming it", err)
+	}
+	d := DefaultTopology()
+	d.Defaults()
+	if d.ActorProcs != DefaultActorProcs(d, runtime.NumCPU()) {
+		t.Errorf("Defaults set actorProcs %d, want DefaultActorProcs's %d", d.ActorProcs, DefaultActorProcs(d, runtime.NumCPU()))
 	}
 }

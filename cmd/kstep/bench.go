@@ -25,6 +25,7 @@ func newBenchCmd() *cobra.Command {
 	var pushgateway string
 	var extra provider.Topology // only its *Args fields: appended to the profile's
 	var hollowEvents, outsideView bool
+	var actorProcs int
 	var findMax bool
 	fm := bench.DefaultFindMax()
 	cmd := &cobra.Command{
@@ -86,6 +87,9 @@ profile and provider).`,
 			c.AppendArgs(extra)
 			if cmd.Flags().Changed("hollow-events") {
 				c.HollowEvents = &hollowEvents
+			}
+			if cmd.Flags().Changed("actor-procs") {
+				c.ActorProcs = actorProcs
 			}
 			if cmd.Flags().Changed("outside-view") {
 				prof.OutsideView = outsideView
@@ -196,6 +200,7 @@ profile and provider).`,
 	f.StringArrayVar(&extra.ControllerManagerArgs, "controller-manager-arg", nil, "extra flag for every controller-manager (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringArrayVar(&extra.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.BoolVar(&hollowEvents, "hollow-events", true, "the hollow kubelets write Events as real kubelets do; false measures the control plane without them (overrides the profile's cluster.hollowEvents; run.json records it)")
+	f.IntVar(&actorProcs, "actor-procs", 0, "every actor's GOMAXPROCS (overrides the profile's cluster.actorProcs; default: the host's CPUs shared among the busy actors, at least 1; run.json records it)")
 	f.BoolVar(&outsideView, "outside-view", false, "the load generator's watches also stamp what is seen from outside the cluster, and the report gets the outside rows (overrides the profile's outsideView; always on with --provider external; run.json records it)")
 	f.BoolVar(&findMax, "find-max", false, "a capacity search instead of the profile's job: on one cluster, the profile's object offered at a rising rate (×--find-max-factor a step, each step --find-max-step-duration or --find-max-step-pods pods, its pods deleted before the next), then bisection, until the SLO breaks; reports the highest sustained pods/s and the curve")
 	f.Float64Var(&fm.StartPodsPerS, "find-max-start", fm.StartPodsPerS, "with --find-max: the first step's offered pods/s")

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -108,6 +110,19 @@ are the cluster's actors, which kstep up runs as child processes.`,
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	var procs int
+	root.PersistentFlags().IntVar(&procs, "gomaxprocs", 0, "this process's GOMAXPROCS, and its children's (0: Go's default); kstep up gives every actor its cluster's actorProcs (--actor-procs)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if procs < 0 {
+			return usageError{fmt.Errorf("--gomaxprocs %d is negative", procs)}
+		}
+		if procs > 0 {
+			runtime.GOMAXPROCS(procs)
+			// A node's containerd and kubelet inherit it.
+			return os.Setenv("GOMAXPROCS", strconv.Itoa(procs))
+		}
+		return nil
+	}
 	root.AddCommand(
 		newVersionCmd(),
 		newUpCmd(),

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -57,7 +58,7 @@ the hollow kubelets' Events explicit), each actor's step events in
 external --kubeconfig" against it then measures the same cluster a process
 run of the profile measures: what "kstep compare" sets beside it (the
 cross view). The flags that shape the cluster are refused beside it; the
-extra actor flags (--apiserver-arg, ...) and --hollow-events apply on top,
+extra actor flags (--apiserver-arg, ...), --hollow-events and --actor-procs apply on top,
 as they do in bench.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -69,6 +70,10 @@ as they do in bench.`,
 			}
 			if cfg.StateDir == "" {
 				return errors.New("no --state-dir given and no home directory to default to")
+			}
+			if !cmd.Flags().Changed("actor-procs") {
+				// The default for the cluster the flags shaped.
+				cfg.ActorProcs = provider.DefaultActorProcs(cfg.Topology, runtime.NumCPU())
 			}
 			if profile != "" {
 				if providerName == provider.External {
@@ -167,6 +172,7 @@ as they do in bench.`,
 	f.StringVar(&cfg.Etcd.LogLevel, "etcd-log-level", "", "etcd members' log level (default: kstep etcd's)")
 	f.DurationVar(&cfg.Etcd.HeartbeatInterval.Duration, "etcd-heartbeat-interval", cfg.Etcd.HeartbeatInterval.Duration, "etcd members' Raft heartbeat (etcd's own default: 100ms)")
 	f.DurationVar(&cfg.Etcd.ElectionTimeout.Duration, "etcd-election-timeout", cfg.Etcd.ElectionTimeout.Duration, "etcd members' Raft election timeout, at least 5 heartbeats (etcd's own default: 1s)")
+	f.IntVar(&cfg.ActorProcs, "actor-procs", cfg.ActorProcs, "every actor's GOMAXPROCS (default: the host's CPUs shared among the actors that work under load, at least 1; Go's own default is every CPU)")
 	f.BoolVar(&cfg.Insecure, "insecure", false, "serve the API over plain HTTP with every caller the admin (no PKI): to measure what security costs")
 	return cmd
 }
@@ -202,6 +208,9 @@ func profileSpec(cfg provider.Spec, name, providerName string, changed func(stri
 	c.AppendArgs(cfg.Topology)
 	if cfg.HollowEvents != nil {
 		c.HollowEvents = cfg.HollowEvents
+	}
+	if changed("actor-procs") {
+		c.ActorProcs = cfg.ActorProcs
 	}
 	if err := prof.Validate(); err != nil {
 		return cfg, err

@@ -2,8 +2,10 @@ package main
 
 import (
 	"io"
+	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -55,6 +57,15 @@ func TestUpProfile(t *testing.T) {
 		t.Errorf("--trace-dir /elsewhere --supervise: %v, trace dir %q, supervise %v", err, got.TraceDir, got.Supervise)
 	}
 
+	// --actor-procs goes on top of the profile's, as --hollow-events does.
+	base.ActorProcs = 7
+	if got, err = profileSpec(base, "quick", provider.Process, func(f string) bool { return f == "actor-procs" }, io.Discard); err != nil || got.ActorProcs != 7 {
+		t.Errorf("--profile quick --actor-procs 7: %v, actorProcs %d", err, got.ActorProcs)
+	}
+	if got, err = profileSpec(base, "quick", provider.Process, none, io.Discard); err != nil || got.ActorProcs != bench.Builtin["quick"].Cluster.ActorProcs {
+		t.Errorf("--profile quick: %v, actorProcs %d, want the profile's %d", err, got.ActorProcs, bench.Builtin["quick"].Cluster.ActorProcs)
+	}
+
 	if _, err := profileSpec(base, "quick", provider.Process, func(f string) bool { return f == "hollow-nodes" || f == "insecure" }, io.Discard); err == nil ||
 		!strings.Contains(err.Error(), "--hollow-nodes, --insecure") {
 		t.Errorf("--profile with --hollow-nodes and --insecure: %v, want both refused", err)
@@ -63,5 +74,27 @@ func TestUpProfile(t *testing.T) {
 	root.SetArgs([]string{"up", "--profile", "quick", "--etcd-members", "1", "--state-dir", state})
 	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "--etcd-members cannot go with it") {
 		t.Errorf("kstep up --profile quick --etcd-members 1: %v, want a refusal", err)
+	}
+}
+
+// --gomaxprocs, on any command, sets the process's GOMAXPROCS and its
+// children's (a node's containerd and kubelet); a negative one is a usage
+// error.
+func TestGOMAXPROCSFlag(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	t.Setenv("GOMAXPROCS", "")
+	root := newRootCmd()
+	root.SetArgs([]string{"version", "--gomaxprocs=3"})
+	root.SetOut(io.Discard)
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got := runtime.GOMAXPROCS(0); got != 3 || os.Getenv("GOMAXPROCS") != "3" {
+		t.Errorf("after --gomaxprocs=3: GOMAXPROCS %d, env %q", got, os.Getenv("GOMAXPROCS"))
+	}
+	root = newRootCmd()
+	root.SetArgs([]string{"version", "--gomaxprocs=-1"})
+	if err := root.Execute(); exitCode(err) != exitInvalid {
+		t.Errorf("--gomaxprocs=-1: %v (exit %d), want a usage error", err, exitCode(err))
 	}
 }

@@ -120,6 +120,7 @@ func TestDockerProvider(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("Actors() = %v, want %v", names, want)
 	}
+	checkActorProcs(t, p, cfg.ActorProcs)
 
 	// 6 app pods Ready on the 2 real nodes.
 	cs := clientFor(t, p.Kubeconfig(), "kstep")

@@ -25,6 +25,7 @@ func TestHollowNodesEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	up(t, p, cfg.StateDir, 5*time.Minute)
+	checkActorProcs(t, p, cfg.ActorProcs)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cs := clientFor(t, p.Kubeconfig(), "kstep")

@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
+)
+
+// checkActorProcs fails t unless every actor that serves /metrics runs Go
+// with want Ps (go_sched_gomaxprocs_threads), as Topology.ActorProcs asks:
+// the apiservers through the admin kubeconfig, the others on their own
+// endpoint; a real node's endpoint is its kubelet's, a child of kstep node
+// that inherits the setting.
+func checkActorProcs(t *testing.T, p provider.Provider, want int) {
+	t.Helper()
+	if want < 1 {
+		t.Fatalf("the cluster's actorProcs is %d: Defaults should have set it", want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	apiservers := 0
+	for _, a := range p.Actors() {
+		var body string
+		switch a.Role {
+		case provider.RoleAPIServer:
+			name := "kstep"
+			if apiservers > 0 {
+				name = "kstep-" + a.Name
+			}
+			apiservers++
+			b, err := clientFor(t, p.Kubeconfig(), name).CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+			if err != nil {
+				t.Errorf("%s: /metrics: %v", a.Name, err)
+				continue
+			}
+			body = string(b)
+		case provider.RoleEtcd, provider.RoleControllerManager, provider.RoleScheduler, provider.RoleHollowNodes, provider.RoleNode:
+			b, err := getText(ctx, strings.TrimSuffix(a.Endpoint, "/")+"/metrics")
+			if err != nil {
+				t.Errorf("%s: %v", a.Name, err)
+				continue
+			}
+			body = b
+		default:
+			continue
+		}
+		got, err := gauge(body, "go_sched_gomaxprocs_threads")
+		if err != nil {
+			t.Errorf("%s: %v", a.Name, err)
+			continue
+		}
+		if got != want {
+			t.Errorf("%s runs with GOMAXPROCS %d, want the cluster's actorProcs %d", a.Name, got, want)
+		}
+	}
+}
+
+func getText(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), nil
+}
+
+// gauge is the value of an unlabelled metric in Prometheus text.
+func gauge(text, name string) (int, error) {
+	for _, l := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int(f), err
+		}
+	}
+	return 0, fmt.Errorf("no %s in its /metrics", name)
+}
