@@ -36,7 +36,7 @@ func (s *Server) allocateClusterIP(ctx context.Context, svc *corev1.Service) err
 		if err == nil {
 			svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
 		}
-		return storageError(err, servicesGR, svc.Name)
+		return storageError(sideWrite(err), servicesGR, svc.Name)
 	}
 	for range 64 {
 		var b [4]byte
@@ -48,12 +48,22 @@ func (s *Server) allocateClusterIP(ctx context.Context, svc *corev1.Service) err
 			return nil
 		}
 		if !errors.Is(err, storage.ErrExists) {
-			// As every write's: an etcd that did not answer is a 504 with
-			// a Retry-After (clients retry it), not a 500.
-			return storageError(err, servicesGR, svc.Name)
+			// An etcd that did not answer is a 504 with a Retry-After
+			// (clients retry it), not a 500.
+			return storageError(sideWrite(err), servicesGR, svc.Name)
 		}
 	}
 	return apierrors.NewInternalError(errors.New("no free service cluster IP in 10.96.0.0/16"))
+}
+
+// sideWrite is the error of a write the request made before its object's:
+// whether that one applied or not, the object was not written, so a client
+// may send the request again (a leaked IP key is the only cost).
+func sideWrite(err error) error {
+	if errors.Is(err, storage.ErrOutcomeUnknown) {
+		return fmt.Errorf("%v: %w", err, storage.ErrUnavailable)
+	}
+	return err
 }
 
 func (s *Server) releaseClusterIP(ctx context.Context, svc *corev1.Service) {

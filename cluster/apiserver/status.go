@@ -57,6 +57,11 @@ func storageError(err error, gr schema.GroupResource, name string) error {
 		return apierrors.NewConflict(gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	case errors.Is(err, storage.ErrCompacted):
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %v", err))
+	case errors.Is(err, storage.ErrOutcomeUnknown):
+		// No Retry-After: client-go would send the write again on its own,
+		// and one that applied would then be told 409 (upstream's timed-out
+		// write has none either). The client decides, having read.
+		return apierrors.NewTimeoutError(fmt.Sprintf("etcd did not answer in time (%v); the write may have been applied: read before writing again", err), 0)
 	case errors.Is(err, storage.ErrUnavailable):
 		// Never a conflict: after an unanswered attempt nobody knows
 		// whether the write applied, and 409 would say it did not.

@@ -15,17 +15,27 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// A write etcd left unanswered is a 504 with a Retry-After, never a 409:
-// the client must not conclude that nothing was written.
-func TestUnavailableStorageIs504WithRetryAfter(t *testing.T) {
-	err := storageError(fmt.Errorf("create x: %w", storage.ErrUnavailable), schema.GroupResource{Resource: "configmaps"}, "x")
-	rec := httptest.NewRecorder()
-	writeError(rec, err)
-	if rec.Code != http.StatusGatewayTimeout {
-		t.Fatalf("code %d, want 504", rec.Code)
-	}
-	if got := rec.Header().Get("Retry-After"); got != "1" {
-		t.Fatalf("Retry-After %q", got)
+// A read etcd left unanswered is a 504 with a Retry-After; a write is a
+// 504 without one, never a 409: the client must not conclude that nothing
+// was written, and client-go must not send it again on its own (a create
+// that applied would then be told 409).
+func TestUnavailableStorageIs504(t *testing.T) {
+	for _, tc := range []struct {
+		err        error
+		retryAfter string
+	}{
+		{storage.ErrUnavailable, "1"},
+		{storage.ErrOutcomeUnknown, ""},
+	} {
+		err := storageError(fmt.Errorf("op x: %w", tc.err), schema.GroupResource{Resource: "configmaps"}, "x")
+		rec := httptest.NewRecorder()
+		writeError(rec, err)
+		if rec.Code != http.StatusGatewayTimeout {
+			t.Fatalf("%v: code %d, want 504", tc.err, rec.Code)
+		}
+		if got := rec.Header().Get("Retry-After"); got != tc.retryAfter {
+			t.Fatalf("%v: Retry-After %q, want %q", tc.err, got, tc.retryAfter)
+		}
 	}
 }
 

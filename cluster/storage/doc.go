@@ -8,9 +8,10 @@
 //     transaction on the mod revision the caller read, so a stale writer gets
 //     ErrConflict and nothing is written (optimistic concurrency, no locks).
 //     A request etcd leaves unanswered (a dead or cut-off leader) is sent
-//     again within its Retry bounds (retry.go); a retried write whose
-//     precondition failed is recognised as its own or answered
-//     ErrUnavailable, never ErrConflict.
+//     again within its Retry bounds (retry.go), its first attempt still
+//     awaited beside the resends (a slow etcd answers it); a retried write
+//     whose precondition failed is recognised as its own or answered
+//     ErrOutcomeUnknown (an ErrUnavailable), never ErrConflict.
 //   - Cacher: the watch cache of one resource. ONE etcd watch per resource
 //     prefix, decoded once, kept as the current state plus a ring of recent
 //     events, and fanned out to every watcher of that resource. Thousands of

@@ -51,6 +51,22 @@ var DefaultRetry = Retry{Attempt: 2 * time.Second, Budget: 8 * time.Second}
 // may try again later (the apiserver answers 504 with a Retry-After).
 var ErrUnavailable = errors.New("etcd did not answer in time; the write may or may not have been applied")
 
+// ErrOutcomeUnknown is the ErrUnavailable of a write (create, update,
+// delete): it may have applied. The apiserver answers it 504 without a
+// Retry-After, as upstream answers a write that timed out: client-go sends
+// again, unasked, any request answered with one, and a create or a binding
+// sent again after it applied is told 409, which says it did not.
+var ErrOutcomeUnknown = fmt.Errorf("%w (a write)", ErrUnavailable)
+
+// unavailableErr is the ErrUnavailable an operation ends with.
+func unavailableErr(opName string) error {
+	switch opName {
+	case "get", "revision":
+		return ErrUnavailable
+	}
+	return ErrOutcomeUnknown
+}
+
 // retriable reports whether err is etcd (or the connection to it) failing
 // to answer, as opposed to an answer.
 func retriable(err error) bool {
@@ -125,63 +141,130 @@ func (s *Store) settleSwap(ctx context.Context, key string, modRev int64, value 
 var errNotOurs = errors.New("not ours")
 
 // do runs one operation's attempts: op gets each attempt's context and
-// whether an earlier attempt went unanswered (so a failed precondition
-// may be its own doing). It returns op's first answer, or ErrUnavailable.
-func (s *Store) do(ctx context.Context, opName, key string, op func(ctx context.Context, retried bool) error) error {
+// whether it is a resend after an attempt that went unanswered (so a failed
+// precondition may be that attempt's doing). It returns the first answer
+// that settles the operation, or ErrUnavailable.
+//
+// An attempt unanswered within its bound is not abandoned: the first one
+// runs until the budget, because a slow etcd (one that queues proposals
+// under load) still answers it, and that answer settles the write where a
+// resend could not (its precondition already gone, it would have to find
+// the change in history). Resends go out beside it, one at a time, each
+// cancelled when the next goes: at most two of an operation's requests are
+// waited on at once, and etcd gets no more requests than one attempt at a
+// time would send it.
+func do[T any](s *Store, ctx context.Context, opName, key string, op func(ctx context.Context, retried bool) (T, error)) (T, error) {
+	var zero T
 	r := s.retry
 	deadline := time.Now().Add(r.Budget)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	backoff := 10 * time.Millisecond
-	retried := false
-	for {
-		attempt := r.Attempt
-		if retried {
-			// By now the members have had a whole attempt's time to elect
-			// a leader: a member that answers does so at once, and a
-			// second silent one (the cut-off old leader, before it steps
-			// down) costs half as much.
-			attempt = r.Attempt / 2
-		}
-		if left := time.Until(deadline); left < attempt {
-			attempt = left
-		}
-		// A member without a leader (one cut off from its peers, or all of
-		// them mid-election) refuses at once instead of holding the
-		// request until etcd's own timeout: the next attempt goes to a
-		// member that has one.
-		actx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), attempt)
-		err := op(actx, retried)
-		cancel()
-		switch {
-		case err == nil:
-			if retried {
-				s.retries.WithLabelValues(opName, "answered").Inc()
+	// A member without a leader (one cut off from its peers, or all of
+	// them mid-election) refuses at once instead of holding the request
+	// until etcd's own timeout: the next attempt goes to a member that has
+	// one.
+	octx, cancelAll := context.WithDeadline(clientv3.WithRequireLeader(ctx), deadline)
+	defer cancelAll()
+	type answer struct {
+		v   T
+		err error
+		n   int // the attempt: 0 the first
+	}
+	answers := make(chan answer)
+	launch := func(n int) context.CancelFunc {
+		actx, cancel := context.WithCancel(octx)
+		go func() {
+			v, err := op(actx, n > 0)
+			select {
+			case answers <- answer{v, err, n}:
+			case <-octx.Done():
 			}
-			return nil
-		case errors.Is(err, errNotOurs):
-			s.retries.WithLabelValues(opName, "unknown").Inc()
-			return fmt.Errorf("%s %s: another attempt may have applied: %w", opName, key, ErrUnavailable)
-		case ctx.Err() != nil:
-			return fmt.Errorf("etcd %s %s: %w", opName, key, ctx.Err())
-		case noSpace(err):
-			return fmt.Errorf("etcd %s %s: %w", opName, key, ErrNoSpace)
-		case !retriable(err):
-			return err
-		}
+		}()
+		return cancel
+	}
+	bound := func(d time.Duration) time.Duration { return max(min(d, time.Until(deadline)), 0) }
+	launch(0)
+	latest := 0               // the newest attempt
+	cancelLatest := func() {} // cancels it, unless it is the first
+	timer := time.NewTimer(bound(r.Attempt))
+	defer timer.Stop()
+	launching := false // the timer is the backoff before the next resend
+	backoff := 10 * time.Millisecond
+	unavailable := func(why error) (T, error) {
+		s.retries.WithLabelValues(opName, "unavailable").Inc()
+		return zero, fmt.Errorf("%s %s: %v: %w", opName, key, why, unavailableErr(opName))
+	}
+	// resendAfterBackoff arms the timer for the next resend, or ends the
+	// operation when the backoff would outlast the budget.
+	resendAfterBackoff := func() bool {
 		if !time.Now().Add(backoff).Before(deadline) {
-			s.retries.WithLabelValues(opName, "unavailable").Inc()
-			return fmt.Errorf("%s %s: %v: %w", opName, key, err, ErrUnavailable)
+			return false
 		}
-		// An attempt that ended without an answer may still apply.
-		retried = true
+		timer.Reset(backoff)
+		launching = true
+		backoff = min(2*backoff, 200*time.Millisecond)
+		return true
+	}
+	for {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("etcd %s %s: %w", opName, key, ctx.Err())
-		case <-time.After(backoff):
+			return zero, fmt.Errorf("etcd %s %s: %w", opName, key, ctx.Err())
+		case a := <-answers:
+			err := a.err
+			switch {
+			case err == nil:
+				if latest > 0 {
+					s.retries.WithLabelValues(opName, "answered").Inc()
+				}
+				return a.v, nil
+			case errors.Is(err, errNotOurs):
+				s.retries.WithLabelValues(opName, "unknown").Inc()
+				return zero, fmt.Errorf("%s %s: another attempt may have applied: %w", opName, key, unavailableErr(opName))
+			case ctx.Err() != nil:
+				return zero, fmt.Errorf("etcd %s %s: %w", opName, key, ctx.Err())
+			case noSpace(err):
+				return zero, fmt.Errorf("etcd %s %s: %w", opName, key, ErrNoSpace)
+			case !retriable(err) && a.n == 0 && latest > 0:
+				// The first attempt's precondition failed after a resend
+				// went out: that resend may be the change. Its own answer
+				// settles the operation.
+				continue
+			case !retriable(err):
+				return a.v, err // with what op found (a conflict's current object)
+			case a.n != latest || launching:
+				continue // an older attempt failed; a newer one is coming
+			}
+			// The newest attempt failed without an answer: resend after
+			// the backoff.
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+			if !resendAfterBackoff() {
+				return unavailable(err)
+			}
+		case <-timer.C:
+			if launching {
+				cancelLatest()
+				latest++
+				cancel := launch(latest)
+				cancelLatest = cancel
+				launching = false
+				// By now the members have had a whole attempt's time to
+				// elect a leader: a member that answers does so at once, and
+				// a second silent one (the cut-off old leader, before it
+				// steps down) costs half as much.
+				timer.Reset(bound(r.Attempt / 2))
+				continue
+			}
+			// The newest attempt went unanswered within its bound.
+			if !resendAfterBackoff() {
+				return unavailable(context.DeadlineExceeded)
+			}
 		}
-		backoff = min(2*backoff, 200*time.Millisecond)
 	}
 }
 

@@ -249,13 +249,67 @@ func TestUnansweredOperationEndsAtItsBudget(t *testing.T) {
 	start := time.Now()
 	_, err := s.Create(ctx, "/registry/things/ns/never", []byte("x"))
 	took := time.Since(start)
-	if !errors.Is(err, storage.ErrUnavailable) {
-		t.Fatalf("create without etcd: %v", err)
+	if !errors.Is(err, storage.ErrUnavailable) || !errors.Is(err, storage.ErrOutcomeUnknown) {
+		t.Fatalf("create without etcd: %v, want ErrOutcomeUnknown (an ErrUnavailable)", err)
 	}
 	if took < 900*time.Millisecond || took > 5*time.Second {
 		t.Fatalf("gave up after %v with a 1 s budget", took)
 	}
 	if retried(reg, "create", "unavailable") != 1 {
 		t.Fatal("the unavailable create was not counted")
+	}
+}
+
+// A slow etcd (every answer a second late, as an overloaded one queues
+// proposals) still settles writes: the first attempt, unanswered past its
+// 300 ms bound, is not abandoned, and its answer is the operation's. Before,
+// each resend was cancelled before its own late answer came and the writes
+// ended at the budget unavailable though they had applied (a binding a
+// client then sent again, to be told the pod was already bound).
+func TestSlowEtcdSettlesWrites(t *testing.T) {
+	s, p, direct, reg := lossyStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	key := "/registry/things/ns/slow"
+	if _, err := s.Create(ctx, "/registry/things/ns/warm", []byte("w")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Set([]netfault.Rule{{Name: "slow", Down: netfault.Fault{Delay: netfault.Duration{Duration: time.Second}}}}); err != nil {
+		t.Fatal(err)
+	}
+	timed := func(what string, f func() (int64, error)) int64 {
+		t.Helper()
+		start := time.Now()
+		rev, err := f()
+		took := time.Since(start)
+		if err != nil {
+			t.Fatalf("%s through a slow etcd: %v after %v", what, err, took)
+		}
+		if took < 900*time.Millisecond {
+			t.Fatalf("%s answered after %v: the answers are not late", what, took)
+		}
+		t.Logf("%s answered after %v", what, took)
+		return rev
+	}
+	rev := timed("create", func() (int64, error) { return s.Create(ctx, key, []byte("one")) })
+	rev = timed("update", func() (int64, error) {
+		r, _, err := s.Update(ctx, key, []byte("two"), rev)
+		return r, err
+	})
+	got, err := direct.Get(ctx, key)
+	if err != nil || len(got.Kvs) != 1 || string(got.Kvs[0].Value) != "two" || got.Kvs[0].ModRevision != rev {
+		t.Fatalf("after the update etcd holds %+v (err %v), the update answered revision %d", got.Kvs, err, rev)
+	}
+	timed("delete", func() (int64, error) {
+		r, _, err := s.Delete(ctx, key, rev)
+		return r, err
+	})
+	if got, err := direct.Get(ctx, key); err != nil || len(got.Kvs) != 0 {
+		t.Fatalf("after the delete etcd holds %+v (err %v)", got.Kvs, err)
+	}
+	for _, op := range []string{"create", "update", "delete"} {
+		if n := retried(reg, op, "unavailable") + retried(reg, op, "unknown"); n != 0 {
+			t.Errorf("%s: %v operations counted unavailable or unknown", op, n)
+		}
 	}
 }

@@ -86,25 +86,22 @@ func typeOf(key string) string {
 // It returns the revision of the write, which is the object's resourceVersion.
 func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
 	defer s.observe("create", key, time.Now())
-	var rev int64
-	err := s.do(ctx, "create", key, func(ctx context.Context, retried bool) error {
+	rev, err := do(s, ctx, "create", key, func(ctx context.Context, retried bool) (int64, error) {
 		resp, err := s.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 			Then(clientv3.OpPut(key, string(value))).
 			Else(clientv3.OpGet(key)).
 			Commit()
 		if err != nil {
-			return fmt.Errorf("etcd create %s: %w", key, err)
+			return 0, fmt.Errorf("etcd create %s: %w", key, err)
 		}
 		if resp.Succeeded {
-			rev = resp.Header.Revision
-			return nil
+			return resp.Header.Revision, nil
 		}
 		if !retried {
-			return fmt.Errorf("%s: %w", key, ErrExists)
+			return 0, fmt.Errorf("%s: %w", key, ErrExists)
 		}
-		rev, err = s.createdBy(ctx, key, elseKV(resp), value)
-		return err
+		return s.createdBy(ctx, key, elseKV(resp), value)
 	})
 	if errors.Is(err, ErrNoSpace) {
 		if r, serr := s.settleCreate(ctx, key, value); serr != nil {
@@ -119,12 +116,12 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 // Get reads key with a quorum read.
 func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 	defer s.observe("get", key, time.Now())
-	var resp *clientv3.GetResponse
-	err := s.do(ctx, "get", key, func(ctx context.Context, _ bool) (err error) {
-		if resp, err = s.cli.Get(ctx, key); err != nil {
-			return fmt.Errorf("etcd get %s: %w", key, err)
+	resp, err := do(s, ctx, "get", key, func(ctx context.Context, _ bool) (*clientv3.GetResponse, error) {
+		resp, err := s.cli.Get(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("etcd get %s: %w", key, err)
 		}
-		return nil
+		return resp, nil
 	})
 	if err != nil {
 		return KV{}, err
@@ -154,29 +151,32 @@ func (s *Store) Delete(ctx context.Context, key string, modRev int64) (int64, KV
 // swap applies then (a put of value, or a delete when value is nil) if
 // key's mod revision is still modRev.
 func (s *Store) swap(ctx context.Context, opName, key string, then clientv3.Op, value []byte, modRev int64) (int64, KV, error) {
-	var rev int64
-	var cur KV
-	err := s.do(ctx, opName, key, func(ctx context.Context, retried bool) error {
+	// An attempt's answer: the revision written, or the key as the failed
+	// precondition found it.
+	type swapped struct {
+		rev int64
+		cur KV
+	}
+	res, err := do(s, ctx, opName, key, func(ctx context.Context, retried bool) (swapped, error) {
 		resp, err := s.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", modRev)).
 			Then(then).
 			Else(clientv3.OpGet(key)).
 			Commit()
 		if err != nil {
-			return fmt.Errorf("etcd %s %s: %w", opName, key, err)
+			return swapped{}, fmt.Errorf("etcd %s %s: %w", opName, key, err)
 		}
 		if resp.Succeeded {
-			rev = resp.Header.Revision
-			return nil
+			return swapped{rev: resp.Header.Revision}, nil
 		}
 		if retried {
 			// An unanswered attempt may have been the change.
-			rev, err = s.changedBy(ctx, key, modRev, value)
-			return err
+			rev, err := s.changedBy(ctx, key, modRev, value)
+			return swapped{rev: rev}, err
 		}
-		cur = currentFromElse(key, resp)
-		return conflictOrGone(key, resp)
+		return swapped{cur: currentFromElse(key, resp)}, conflictOrGone(key, resp)
 	})
+	rev, cur := res.rev, res.cur
 	if errors.Is(err, ErrNoSpace) && value != nil {
 		if r, serr := s.settleSwap(ctx, key, modRev, value); serr != nil {
 			err = fmt.Errorf("%w (and reading whether it applied: %v)", err, serr)
@@ -282,12 +282,12 @@ func (s *Store) Remove(ctx context.Context, key string) error {
 
 // Revision returns etcd's current revision, read with a quorum read.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
-	var resp *clientv3.GetResponse
-	err := s.do(ctx, "revision", "/registry/", func(ctx context.Context, _ bool) (err error) {
-		if resp, err = s.cli.Get(ctx, "/registry/", clientv3.WithCountOnly(), clientv3.WithLimit(1)); err != nil {
-			return fmt.Errorf("etcd revision: %w", err)
+	resp, err := do(s, ctx, "revision", "/registry/", func(ctx context.Context, _ bool) (*clientv3.GetResponse, error) {
+		resp, err := s.cli.Get(ctx, "/registry/", clientv3.WithCountOnly(), clientv3.WithLimit(1))
+		if err != nil {
+			return nil, fmt.Errorf("etcd revision: %w", err)
 		}
-		return nil
+		return resp, nil
 	})
 	if err != nil {
 		return 0, err
