@@ -48,6 +48,8 @@ func fakeActor(role string, args []string) int {
 		fs.String("kubelet-client-certificate", "", "")
 		fs.String("kubelet-client-key", "", "")
 		fs.String("kubelet-certificate-authority", "", "")
+		// kstep's own root flag, which the plan gives every actor.
+		fs.Int("gomaxprocs", 0, "")
 		if err := fs.Parse(args); err != nil {
 			return 2
 		}
