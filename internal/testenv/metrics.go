@@ -2,8 +2,11 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
@@ -19,8 +22,7 @@ func Requests(t *testing.T, cs kubernetes.Interface, verb, resource, subresource
 		t.Fatalf("/metrics: %v", err)
 	}
 	defer body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(body)
+	fams, err := families(body)
 	if err != nil {
 		t.Fatalf("/metrics: %v", err)
 	}
@@ -39,4 +41,22 @@ func Requests(t *testing.T, cs kubernetes.Interface, verb, resource, subresource
 		}
 	}
 	return n
+}
+
+// Gauge is the value of the unlabelled gauge name in the Prometheus text r.
+func Gauge(r io.Reader, name string) (float64, error) {
+	fams, err := families(r)
+	if err != nil {
+		return 0, err
+	}
+	f := fams[name]
+	if f == nil || len(f.GetMetric()) == 0 {
+		return 0, fmt.Errorf("no %s in its /metrics", name)
+	}
+	return f.GetMetric()[0].GetGauge().GetValue(), nil
+}
+
+func families(r io.Reader) (map[string]*dto.MetricFamily, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(r)
 }

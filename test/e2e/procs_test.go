@@ -1,16 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 // checkActorProcs fails t unless every actor that serves /metrics runs Go
@@ -27,7 +28,7 @@ func checkActorProcs(t *testing.T, p provider.Provider, want int) {
 	defer cancel()
 	apiservers := 0
 	for _, a := range p.Actors() {
-		var body string
+		var body []byte
 		switch a.Role {
 		case provider.RoleAPIServer:
 			name := "kstep"
@@ -40,9 +41,9 @@ func checkActorProcs(t *testing.T, p provider.Provider, want int) {
 				t.Errorf("%s: /metrics: %v", a.Name, err)
 				continue
 			}
-			body = string(b)
+			body = b
 		case provider.RoleEtcd, provider.RoleControllerManager, provider.RoleScheduler, provider.RoleHollowNodes, provider.RoleNode:
-			b, err := getText(ctx, strings.TrimSuffix(a.Endpoint, "/")+"/metrics")
+			b, err := getBody(ctx, strings.TrimSuffix(a.Endpoint, "/")+"/metrics")
 			if err != nil {
 				t.Errorf("%s: %v", a.Name, err)
 				continue
@@ -51,44 +52,33 @@ func checkActorProcs(t *testing.T, p provider.Provider, want int) {
 		default:
 			continue
 		}
-		got, err := gauge(body, "go_sched_gomaxprocs_threads")
+		got, err := testenv.Gauge(bytes.NewReader(body), "go_sched_gomaxprocs_threads")
 		if err != nil {
 			t.Errorf("%s: %v", a.Name, err)
 			continue
 		}
-		if got != want {
-			t.Errorf("%s runs with GOMAXPROCS %d, want the cluster's actorProcs %d", a.Name, got, want)
+		if int(got) != want {
+			t.Errorf("%s runs with GOMAXPROCS %v, want the cluster's actorProcs %d", a.Name, got, want)
 		}
 	}
 }
 
-func getText(ctx context.Context, url string) (string, error) {
+func getBody(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return string(b), nil
-}
-
-// gauge is the value of an unlabelled metric in Prometheus text.
-func gauge(text, name string) (int, error) {
-	for _, l := range strings.Split(text, "\n") {
-		if v, ok := strings.CutPrefix(l, name+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return int(f), err
-		}
-	}
-	return 0, fmt.Errorf("no %s in its /metrics", name)
+	return b, nil
 }
