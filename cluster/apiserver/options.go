@@ -29,6 +29,10 @@ type Options struct {
 	// again, and one unanswered within Budget gets 504 with a Retry-After
 	// (storage.Retry says when a retried write counts as applied).
 	EtcdRetry storage.Retry
+	// EtcdWritesToLeader sends each write's first attempt to the etcd
+	// member that leads (storage.Store.RouteWritesToLeader) instead of
+	// any member: a follower forwards it and answers two hops later.
+	EtcdWritesToLeader bool
 	// MaxRequestBytes is the largest request body accepted; larger bodies get
 	// 413 before anything reaches etcd. etcd refuses requests over 1.5 MiB by
 	// default, so the apiserver refuses them first.
@@ -160,6 +164,7 @@ func DefaultOptions() Options {
 		EtcdServers:             []string{"http://127.0.0.1:2379"},
 		EtcdDialTimeout:         5 * time.Second,
 		EtcdRetry:               storage.DefaultRetry,
+		EtcdWritesToLeader:      true,
 		MaxRequestBytes:         3 << 19, // 1.5 MiB
 		StorageMediaType:        protobufType,
 		WatchCacheSize:          16384,

@@ -223,6 +223,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // Start primes the watch caches and creates the namespaces every cluster
 // has. It returns once the caches are filling; Ready reports when they are.
 func (s *Server) Start(ctx context.Context) {
+	if s.opts.EtcdWritesToLeader {
+		s.store.RouteWritesToLeader(ctx, etcdClientConfig(s.opts))
+	}
 	for _, c := range s.cachers {
 		go c.Run(ctx)
 	}
@@ -318,17 +321,24 @@ func newStore(cli *clientv3.Client, reg prometheus.Registerer, r storage.Retry) 
 	return st
 }
 
-// Run connects to etcd and serves until ctx is cancelled.
-func Run(ctx context.Context, opts Options) error {
-	log := slog.Default()
-	cli, err := clientv3.New(clientv3.Config{
+// etcdClientConfig is how the apiserver connects to etcd: its client over
+// every member, and the per-member clients writes to the leader go
+// through.
+func etcdClientConfig(opts Options) clientv3.Config {
+	return clientv3.Config{
 		Endpoints:            opts.EtcdServers,
 		DialTimeout:          opts.EtcdDialTimeout,
 		DialKeepAliveTime:    5 * time.Second,
 		DialKeepAliveTimeout: 2 * time.Second,
 		MaxCallSendMsgSize:   int(opts.MaxRequestBytes) + 64<<10,
 		Logger:               zap.NewNop(),
-	})
+	}
+}
+
+// Run connects to etcd and serves until ctx is cancelled.
+func Run(ctx context.Context, opts Options) error {
+	log := slog.Default()
+	cli, err := clientv3.New(etcdClientConfig(opts))
 	if err != nil {
 		return fmt.Errorf("connect etcd %v: %w", opts.EtcdServers, err)
 	}

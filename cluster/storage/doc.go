@@ -12,6 +12,11 @@
 //     awaited beside the resends (a slow etcd answers it); a retried write
 //     whose precondition failed is recognised as its own or answered
 //     ErrOutcomeUnknown (an ErrUnavailable), never ErrConflict.
+//   - Writes to the leader (leader.go): with RouteWritesToLeader, a write's
+//     first attempt goes to the etcd member that leads, through a client of
+//     its own, found again when an answer's Raft term, a resend or the
+//     connection says the leader may have changed; resends and reads
+//     balance over every member.
 //   - Cacher: the watch cache of one resource. ONE etcd watch per resource
 //     prefix, decoded once, kept as the current state plus a ring of recent
 //     events, and fanned out to every watcher of that resource. Thousands of

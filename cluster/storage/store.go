@@ -28,12 +28,16 @@ type Store struct {
 	retries *prometheus.CounterVec
 	defrags prometheus.Counter
 	retry   Retry
+	// route, when set (RouteWritesToLeader), sends writes to the leader.
+	route         *leaderRoute
+	leaderLookups *prometheus.CounterVec
 }
 
 // NewStore wraps an etcd client, with DefaultRetry. reg may be nil; when
 // set, the store registers etcd_request_duration_seconds{operation,type}
-// kstep_etcd_retried_requests_total{operation,outcome} and
-// kstep_etcd_defragmentations_total on it.
+// kstep_etcd_retried_requests_total{operation,outcome},
+// kstep_etcd_defragmentations_total and kstep_etcd_leader_lookups_total{result}
+// on it.
 func NewStore(cli *clientv3.Client, reg prometheus.Registerer) *Store {
 	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "etcd_request_duration_seconds",
@@ -48,10 +52,14 @@ func NewStore(cli *clientv3.Client, reg prometheus.Registerer) *Store {
 		Name: "kstep_etcd_defragmentations_total",
 		Help: "etcd members this apiserver defragmented after a compaction, their file more than --etcd-defrag-threshold unused.",
 	})
+	l := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kstep_etcd_leader_lookups_total",
+		Help: "Times the apiserver asked the etcd members which leads, to send writes to the leader, by result: found (writes go to it), none (no member said it leads; writes go to any member meanwhile).",
+	}, []string{"result"})
 	if reg != nil {
-		reg.MustRegister(h, r, d)
+		reg.MustRegister(h, r, d, l)
 	}
-	return &Store{cli: cli, latency: h, retries: r, defrags: d, retry: DefaultRetry}
+	return &Store{cli: cli, latency: h, retries: r, defrags: d, retry: DefaultRetry, leaderLookups: l}
 }
 
 // SetRetry sets the attempt and budget bounds (before the store is used).
@@ -87,7 +95,7 @@ func typeOf(key string) string {
 func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
 	defer s.observe("create", key, time.Now())
 	rev, err := do(s, ctx, "create", key, func(ctx context.Context, retried bool) (int64, error) {
-		resp, err := s.cli.Txn(ctx).
+		resp, err := s.writer(retried).Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 			Then(clientv3.OpPut(key, string(value))).
 			Else(clientv3.OpGet(key)).
@@ -95,6 +103,7 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 		if err != nil {
 			return 0, fmt.Errorf("etcd create %s: %w", key, err)
 		}
+		s.sawTerm(resp.Header.RaftTerm)
 		if resp.Succeeded {
 			return resp.Header.Revision, nil
 		}
@@ -158,7 +167,7 @@ func (s *Store) swap(ctx context.Context, opName, key string, then clientv3.Op, 
 		cur KV
 	}
 	res, err := do(s, ctx, opName, key, func(ctx context.Context, retried bool) (swapped, error) {
-		resp, err := s.cli.Txn(ctx).
+		resp, err := s.writer(retried).Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", modRev)).
 			Then(then).
 			Else(clientv3.OpGet(key)).
@@ -166,6 +175,7 @@ func (s *Store) swap(ctx context.Context, opName, key string, then clientv3.Op, 
 		if err != nil {
 			return swapped{}, fmt.Errorf("etcd %s %s: %w", opName, key, err)
 		}
+		s.sawTerm(resp.Header.RaftTerm)
 		if resp.Succeeded {
 			return swapped{rev: resp.Header.Revision}, nil
 		}

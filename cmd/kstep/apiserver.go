@@ -43,6 +43,7 @@ stateless: several run side by side on the same etcd cluster.`,
 	f.DurationVar(&opts.EtcdDialTimeout, "etcd-dial-timeout", opts.EtcdDialTimeout, "bound on the first connection to etcd")
 	f.DurationVar(&opts.EtcdRetry.Attempt, "etcd-attempt-timeout", opts.EtcdRetry.Attempt, "how long one etcd request may go unanswered before it is sent again (a write only where that is safe); twice etcd's election timeout lets a new leader take it")
 	f.DurationVar(&opts.EtcdRetry.Budget, "etcd-retry-budget", opts.EtcdRetry.Budget, "how long an operation may wait for etcd over all its attempts before the client gets 504 with a Retry-After")
+	f.BoolVar(&opts.EtcdWritesToLeader, "etcd-writes-to-leader", opts.EtcdWritesToLeader, "send each write to the etcd member that leads (found by asking the members when a write or a new Raft term says it may have changed), not to any member, which would forward it to the leader and answer two hops later; false: clientv3's round robin")
 	f.StringVar(&opts.StorageMediaType, "storage-media-type", opts.StorageMediaType, "how objects are written to etcd: application/vnd.kubernetes.protobuf (upstream's default) or application/json (readable with etcdctl); either is read")
 	f.Int64Var(&opts.MaxRequestBytes, "max-request-bytes", opts.MaxRequestBytes, "largest request body accepted; larger ones get 413 before reaching etcd")
 	f.IntVar(&opts.MaxHeaderBytes, "max-header-bytes", opts.MaxHeaderBytes, "largest request line and headers accepted (a label selector travels in the URL); larger ones get a 431 Status on HTTP/1.1 and HTTP/2")

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -78,6 +79,66 @@ func EtcdWith(t testing.TB, mutate func(*etcd.Config)) (string, *clientv3.Client
 	}
 	t.Cleanup(func() { cli.Close() })
 	return client, cli
+}
+
+// EtcdCluster starts an n-member etcd cluster in this process (Raft
+// heartbeat 50 ms, election timeout 500 ms, as kstep's clusters run),
+// stopped at test cleanup, and returns its members in order with their
+// client URLs. A test closes a member to kill it.
+func EtcdCluster(t testing.TB, n int) ([]*etcd.Member, []string) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		dir := t.TempDir()
+		cfgs := make([]etcd.Config, n)
+		var initial, clients []string
+		for i := range n {
+			c := etcd.DefaultConfig()
+			c.Name = fmt.Sprintf("m%d", i)
+			c.DataDir = fmt.Sprintf("%s/%s", dir, c.Name)
+			client := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
+			peer := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
+			c.ListenClientURLs, c.AdvertiseClientURLs = []string{client}, []string{client}
+			c.ListenPeerURLs, c.AdvertisePeerURLs = []string{peer}, []string{peer}
+			c.HeartbeatInterval, c.ElectionTimeout = 50*time.Millisecond, 500*time.Millisecond
+			c.LogLevel = "error"
+			cfgs[i] = c
+			initial = append(initial, c.Name+"="+peer)
+			clients = append(clients, client)
+		}
+		members := make([]*etcd.Member, n)
+		errs := make([]error, n)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var wg sync.WaitGroup
+		for i := range cfgs {
+			cfgs[i].InitialCluster = strings.Join(initial, ",")
+			// Members of a new cluster become ready together.
+			wg.Go(func() { members[i], errs[i] = etcd.Start(ctx, cfgs[i]) })
+		}
+		wg.Wait()
+		cancel()
+		err := errors.Join(errs...)
+		if err == nil {
+			// Closed together: a member closed last, its peers gone,
+			// would wait out its attempts to hand its leadership over.
+			t.Cleanup(func() {
+				var wg sync.WaitGroup
+				for _, m := range members {
+					wg.Go(m.Close)
+				}
+				wg.Wait()
+			})
+			return members, clients
+		}
+		for _, m := range members {
+			if m != nil {
+				m.Close()
+			}
+		}
+		if attempt < 5 && errors.Is(err, syscall.EADDRINUSE) {
+			continue
+		}
+		t.Fatalf("start etcd cluster: %v", err)
+	}
 }
 
 // APIServer is an apiserver running in this process.
