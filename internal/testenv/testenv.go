@@ -118,15 +118,9 @@ func EtcdCluster(t testing.TB, n int) ([]*etcd.Member, []string) {
 		cancel()
 		err := errors.Join(errs...)
 		if err == nil {
-			// Closed together: a member closed last, its peers gone,
-			// would wait out its attempts to hand its leadership over.
-			t.Cleanup(func() {
-				var wg sync.WaitGroup
-				for _, m := range members {
-					wg.Go(m.Close)
-				}
-				wg.Wait()
-			})
+			for _, m := range members {
+				t.Cleanup(m.Close)
+			}
 			return members, clients
 		}
 		for _, m := range members {
