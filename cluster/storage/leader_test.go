@@ -122,20 +122,7 @@ func (rc *routedCluster) waitFound(t *testing.T, n float64) {
 }
 
 func lookups(reg *prometheus.Registry, result string) float64 {
-	mfs, _ := reg.Gather()
-	for _, mf := range mfs {
-		if mf.GetName() != "kstep_etcd_leader_lookups_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == "result" && lp.GetValue() == result {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return counter(reg, "kstep_etcd_leader_lookups_total", map[string]string{"result": result})
 }
 
 // silenceAllBut makes every door but keep's answer nothing for a minute.

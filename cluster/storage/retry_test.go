@@ -112,19 +112,28 @@ func hold(t *testing.T, p *netfault.Proxy, d netfault.Direction, hold time.Durat
 }
 
 func retried(reg *prometheus.Registry, op, outcome string) float64 {
+	return counter(reg, "kstep_etcd_retried_requests_total", map[string]string{"operation": op, "outcome": outcome})
+}
+
+// counter is the value of the counter name whose labels include labels.
+func counter(reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	mfs, _ := reg.Gather()
 	for _, mf := range mfs {
-		if mf.GetName() != "kstep_etcd_retried_requests_total" {
+		if mf.GetName() != name {
 			continue
 		}
+	metrics:
 		for _, m := range mf.GetMetric() {
 			l := map[string]string{}
 			for _, lp := range m.GetLabel() {
 				l[lp.GetName()] = lp.GetValue()
 			}
-			if l["operation"] == op && l["outcome"] == outcome {
-				return m.GetCounter().GetValue()
+			for k, v := range labels {
+				if l[k] != v {
+					continue metrics
+				}
 			}
+			return m.GetCounter().GetValue()
 		}
 	}
 	return 0

@@ -49,14 +49,9 @@ func EtcdWith(t testing.TB, mutate func(*etcd.Config)) (string, *clientv3.Client
 	// run side by side, so a port taken between FreePort and etcd's bind
 	// is tried again with new ones.
 	for attempt := 1; ; attempt++ {
-		cfg := etcd.DefaultConfig()
-		cfg.Name = "test"
-		cfg.DataDir = t.TempDir()
-		client = fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
-		peer := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
-		cfg.ListenClientURLs, cfg.AdvertiseClientURLs = []string{client}, []string{client}
-		cfg.ListenPeerURLs, cfg.AdvertisePeerURLs = []string{peer}, []string{peer}
-		cfg.InitialCluster = "test=" + peer
+		cfg := memberConfig(t, "test", t.TempDir())
+		client = cfg.AdvertiseClientURLs[0]
+		cfg.InitialCluster = "test=" + cfg.AdvertisePeerURLs[0]
 		if mutate != nil {
 			mutate(&cfg)
 		}
@@ -81,6 +76,19 @@ func EtcdWith(t testing.TB, mutate func(*etcd.Config)) (string, *clientv3.Client
 	return client, cli
 }
 
+// memberConfig is etcd's default configuration for a member called name,
+// its data in dir, its client and peer URLs on loopback ports free a
+// moment ago (its cluster is the caller's to set).
+func memberConfig(t testing.TB, name, dir string) etcd.Config {
+	c := etcd.DefaultConfig()
+	c.Name, c.DataDir = name, dir
+	client := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
+	peer := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
+	c.ListenClientURLs, c.AdvertiseClientURLs = []string{client}, []string{client}
+	c.ListenPeerURLs, c.AdvertisePeerURLs = []string{peer}, []string{peer}
+	return c
+}
+
 // EtcdCluster starts an n-member etcd cluster in this process (Raft
 // heartbeat 50 ms, election timeout 500 ms, as kstep's clusters run),
 // stopped at test cleanup, and returns its members in order with their
@@ -92,18 +100,13 @@ func EtcdCluster(t testing.TB, n int) ([]*etcd.Member, []string) {
 		cfgs := make([]etcd.Config, n)
 		var initial, clients []string
 		for i := range n {
-			c := etcd.DefaultConfig()
-			c.Name = fmt.Sprintf("m%d", i)
-			c.DataDir = fmt.Sprintf("%s/%s", dir, c.Name)
-			client := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
-			peer := fmt.Sprintf("http://127.0.0.1:%d", FreePort(t))
-			c.ListenClientURLs, c.AdvertiseClientURLs = []string{client}, []string{client}
-			c.ListenPeerURLs, c.AdvertisePeerURLs = []string{peer}, []string{peer}
+			name := fmt.Sprintf("m%d", i)
+			c := memberConfig(t, name, fmt.Sprintf("%s/%s", dir, name))
 			c.HeartbeatInterval, c.ElectionTimeout = 50*time.Millisecond, 500*time.Millisecond
 			c.LogLevel = "error"
 			cfgs[i] = c
-			initial = append(initial, c.Name+"="+peer)
-			clients = append(clients, client)
+			initial = append(initial, name+"="+c.AdvertisePeerURLs[0])
+			clients = append(clients, c.AdvertiseClientURLs[0])
 		}
 		members := make([]*etcd.Member, n)
 		errs := make([]error, n)
