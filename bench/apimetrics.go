@@ -19,8 +19,9 @@ import (
 
 // The apiserver's metrics this report reads (cluster/apiserver/metrics.go).
 const (
-	metricDuration = "apiserver_request_duration_seconds"
-	metricRequests = "apiserver_request_total"
+	metricDuration     = "apiserver_request_duration_seconds"
+	metricRequests     = "apiserver_request_total"
+	metricEtcdDuration = "etcd_request_duration_seconds"
 )
 
 // scrapeAPIServers reads /metrics from the apiserver of every context of the
@@ -69,18 +70,7 @@ func parseMetrics(r io.Reader) (map[string]*dto.MetricFamily, error) {
 // and resource and estimates p50 and p99 from the merged buckets. Rows are
 // ordered by request count, busiest first.
 func apiLatency(servers []map[string]*dto.MetricFamily) []results.APILatency {
-	type acc struct {
-		count, errors uint64
-		sum           float64
-		bounds        []float64
-		cum           []uint64
-	}
-	rows := map[[2]string]*acc{}
-	key := func(m *dto.Metric) [2]string {
-		l := map[string]string{}
-		for _, lp := range m.GetLabel() {
-			l[lp.GetName()] = lp.GetValue()
-		}
+	key := func(l map[string]string) [2]string {
 		res := l["resource"]
 		if l["group"] != "" {
 			res = l["group"] + "/" + res
@@ -90,46 +80,89 @@ func apiLatency(servers []map[string]*dto.MetricFamily) []results.APILatency {
 		}
 		return [2]string{l["verb"], res}
 	}
+	rows := mergeHistograms(servers, metricDuration, key)
 	for _, fams := range servers {
-		if f := fams[metricDuration]; f != nil {
-			for _, m := range f.GetMetric() {
-				h := m.GetHistogram()
-				if h == nil {
-					continue
-				}
-				k := key(m)
-				a := rows[k]
-				if a == nil {
-					a = &acc{}
-					rows[k] = a
-				}
-				a.count += h.GetSampleCount()
-				a.sum += h.GetSampleSum()
-				for i, b := range h.GetBucket() {
-					if i == len(a.bounds) {
-						a.bounds = append(a.bounds, b.GetUpperBound())
-						a.cum = append(a.cum, 0)
-					}
-					a.cum[i] += b.GetCumulativeCount()
-				}
-			}
+		f := fams[metricRequests]
+		if f == nil {
+			continue
 		}
-		if f := fams[metricRequests]; f != nil {
-			for _, m := range f.GetMetric() {
-				code := ""
-				for _, lp := range m.GetLabel() {
-					if lp.GetName() == "code" {
-						code = lp.GetValue()
-					}
-				}
-				if strings.HasPrefix(code, "5") || code == "429" {
-					if a := rows[key(m)]; a != nil {
-						a.errors += uint64(m.GetCounter().GetValue())
-					}
+		for _, m := range f.GetMetric() {
+			l := labels(m)
+			if code := l["code"]; strings.HasPrefix(code, "5") || code == "429" {
+				if a := rows[key(l)]; a != nil {
+					a.errors += uint64(m.GetCounter().GetValue())
 				}
 			}
 		}
 	}
+	return latencyRows(rows)
+}
+
+// etcdLatency sums every apiserver's own etcd request histograms
+// (cluster/storage's etcd_request_duration_seconds) by operation and
+// resource type: Verb is the operation, Resource the type.
+func etcdLatency(servers []map[string]*dto.MetricFamily) []results.APILatency {
+	return latencyRows(mergeHistograms(servers, metricEtcdDuration, func(l map[string]string) [2]string {
+		return [2]string{l["operation"], l["type"]}
+	}))
+}
+
+// histogram is one row's histograms merged over every apiserver.
+type histogram struct {
+	count, errors uint64
+	sum           float64
+	bounds        []float64
+	cum           []uint64
+}
+
+func (a *histogram) add(h *dto.Histogram) {
+	a.count += h.GetSampleCount()
+	a.sum += h.GetSampleSum()
+	for i, b := range h.GetBucket() {
+		if i == len(a.bounds) {
+			a.bounds = append(a.bounds, b.GetUpperBound())
+			a.cum = append(a.cum, 0)
+		}
+		a.cum[i] += b.GetCumulativeCount()
+	}
+}
+
+// mergeHistograms merges family's histograms of every apiserver into rows
+// keyed by key(labels).
+func mergeHistograms(servers []map[string]*dto.MetricFamily, family string, key func(map[string]string) [2]string) map[[2]string]*histogram {
+	rows := map[[2]string]*histogram{}
+	for _, fams := range servers {
+		f := fams[family]
+		if f == nil {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			h := m.GetHistogram()
+			if h == nil {
+				continue
+			}
+			k := key(labels(m))
+			a := rows[k]
+			if a == nil {
+				a = &histogram{}
+				rows[k] = a
+			}
+			a.add(h)
+		}
+	}
+	return rows
+}
+
+func labels(m *dto.Metric) map[string]string {
+	l := map[string]string{}
+	for _, lp := range m.GetLabel() {
+		l[lp.GetName()] = lp.GetValue()
+	}
+	return l
+}
+
+// latencyRows are the rows with requests, busiest first.
+func latencyRows(rows map[[2]string]*histogram) []results.APILatency {
 	out := make([]results.APILatency, 0, len(rows))
 	for k, a := range rows {
 		if a.count == 0 {

@@ -118,3 +118,41 @@ func TestEventsAmongWritesPerPod(t *testing.T) {
 		t.Errorf("report.md:\n%s", md)
 	}
 }
+
+// etcdServer is an apiserver's own etcd request histograms
+// (cluster/storage's etcd_request_duration_seconds).
+const etcdServer = `# TYPE etcd_request_duration_seconds histogram
+etcd_request_duration_seconds_bucket{operation="create",type="pods",le="0.002"} 1
+etcd_request_duration_seconds_bucket{operation="create",type="pods",le="0.004"} 4
+etcd_request_duration_seconds_bucket{operation="create",type="pods",le="+Inf"} 4
+etcd_request_duration_seconds_sum{operation="create",type="pods"} 0.012
+etcd_request_duration_seconds_count{operation="create",type="pods"} 4
+etcd_request_duration_seconds_bucket{operation="get",type="leases",le="0.002"} 0
+etcd_request_duration_seconds_bucket{operation="get",type="leases",le="0.004"} 0
+etcd_request_duration_seconds_bucket{operation="get",type="leases",le="+Inf"} 0
+etcd_request_duration_seconds_sum{operation="get",type="leases"} 0
+etcd_request_duration_seconds_count{operation="get",type="leases"} 0
+`
+
+// Every apiserver's etcd requests merge by operation and resource type,
+// bucket by bucket; a pair with no requests is not a row; the apiservers'
+// request histograms are not etcd's.
+func TestEtcdLatencyMergesServers(t *testing.T) {
+	var servers []map[string]*dto.MetricFamily
+	for _, text := range []string{etcdServer, etcdServer, server0} {
+		f, err := parseMetrics(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, f)
+	}
+	rows := etcdLatency(servers)
+	if len(rows) != 1 {
+		t.Fatalf("rows %+v", rows)
+	}
+	// 8 samples: 2 in (0,2] ms, 6 in (2,4]; p50 = rank 4, inside (2,4].
+	r := rows[0]
+	if r.Verb != "create" || r.Resource != "pods" || r.Count != 8 || math.Abs(r.MeanMS-3) > 1e-9 || math.Abs(r.P50MS-(2+2*2.0/6)) > 1e-9 {
+		t.Fatalf("row %+v", r)
+	}
+}

@@ -252,6 +252,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 		logf("no API latency table: %v", err)
 	} else {
 		run.API = apiLatency(servers)
+		run.EtcdRequests = etcdLatency(servers)
 	}
 	cancel()
 	// The Kubernetes Events, while the cluster is still up.

@@ -328,6 +328,13 @@ func (b *builder) run(r *Run) {
 			b.gauge(errs, float64(a.Errors), a.Verb, a.Resource)
 		}
 	}
+	if len(r.EtcdRequests) > 0 {
+		lat := b.desc("kstep_apiserver_etcd_request_duration_seconds", "The apiservers' own etcd requests by operation and resource type (the key's /registry/<type>/ segment), retries included, summed over every apiserver; quantiles interpolated within the histogram's buckets.",
+			"operation", "type")
+		for _, a := range r.EtcdRequests {
+			b.quantiles(lat, a.Count, map[float64]float64{0.5: a.P50MS, 0.99: a.P99MS}, perMS, a.MeanMS*float64(a.Count), true, a.Verb, a.Resource)
+		}
+	}
 
 	if len(r.Actors) > 0 {
 		cpu := b.desc("kstep_actor_cpu_seconds", "CPU time (user + system) an actor's processes used over the run.", "actor")

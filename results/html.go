@@ -101,6 +101,13 @@ func HTML(r *Run) string {
 		b.WriteString("<h2>API latency by verb and resource</h2><p>Every client's requests, from the apiservers' /metrics.</p>")
 		htmlTable(&b, apiHeader, apiRows(r, 0))
 	}
+	if len(r.EtcdRequests) > 0 {
+		b.WriteString("<h2>etcd requests from the apiservers</h2><p>" + esc(strings.ReplaceAll(etcdRequestIntro, "`", "")) + "</p>")
+		htmlTable(&b, etcdRequestHeader, etcdRequestRows(r))
+		if line := WriteTimeSentence(r); line != "" {
+			b.WriteString("<p>" + esc(strings.ToUpper(line[:1])+line[1:]) + ".</p>")
+		}
+	}
 	if len(r.Etcd) > 0 {
 		b.WriteString("<h2>etcd during the load</h2><p>Each member's own /metrics, read before and after the load. Leader changes in a run without faults mean elections under load.</p>")
 		htmlTable(&b, etcdHeader, etcdRows(r))

@@ -189,6 +189,9 @@ func Table(w io.Writer, r *Run) error {
 		if err := termTable(w, apiHeader, apiRows(r, 8)); err != nil {
 			return err
 		}
+		if line := WriteTimeSentence(r); line != "" {
+			fmt.Fprintln(w, line+" (etcd's requests by resource in report.md)")
+		}
 	}
 	if len(r.Etcd) > 0 {
 		fmt.Fprintln(w, "\netcd during the load:")
@@ -465,6 +468,20 @@ func apiRows(r *Run, limit int) [][]string {
 
 var apiHeader = []any{"verb", "resource", "requests", "errors", "mean ms", "p50 ms", "p99 ms"}
 
+// etcdRequestRows is the apiservers' etcd requests table, busiest first.
+func etcdRequestRows(r *Run) [][]string {
+	var out [][]string
+	for _, a := range r.EtcdRequests {
+		out = append(out, []string{a.Verb, a.Resource, fmt.Sprint(a.Count), fmtMS(a.MeanMS), fmtMS(a.P50MS), fmtMS(a.P99MS)})
+	}
+	return out
+}
+
+var etcdRequestHeader = []any{"operation", "resource type", "requests", "mean ms", "p50 ms", "p99 ms"}
+
+// etcdRequestIntro says what the etcd requests table is.
+const etcdRequestIntro = "Each apiserver's own etcd requests (`etcd_request_duration_seconds`, retries included), by operation and resource type: the part of the API latency above that etcd took. A binding, a status write and a patch are etcd updates; a get is a quorum read (a GET without resourceVersion, a delete, a write whose cached copy was refused)."
+
 func disruptionRows(r *Run) [][]string {
 	var out [][]string
 	for _, d := range r.Disruptions {
@@ -566,6 +583,14 @@ func writeAPIMD(b *strings.Builder, r *Run) {
 	}
 	b.WriteString("\n## API latency by verb and resource\n\nEvery client's requests, from the apiservers' `/metrics` (quantiles interpolated in histogram buckets).\n\n")
 	mdTable(b, apiHeader, apiRows(r, 0))
+	if len(r.EtcdRequests) == 0 {
+		return
+	}
+	b.WriteString("\n## etcd requests from the apiservers\n\n" + etcdRequestIntro + "\n\n")
+	mdTable(b, etcdRequestHeader, etcdRequestRows(r))
+	if line := WriteTimeSentence(r); line != "" {
+		b.WriteString("\n" + strings.ToUpper(line[:1]) + line[1:] + ".\n")
+	}
 }
 
 func writeActorsMD(b *strings.Builder, r *Run) {

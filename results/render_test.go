@@ -80,6 +80,12 @@ func goldenRun() *Run {
 			{Verb: "create", Resource: "events", Count: 12, MeanMS: 2.2, P50MS: 1.9, P99MS: 6.1},
 			{Verb: "patch", Resource: "events", Count: 1, MeanMS: 2.4, P50MS: 2.4, P99MS: 2.4},
 		},
+		EtcdRequests: []APILatency{
+			{Verb: "create", Resource: "events", Count: 12, MeanMS: 1.6, P50MS: 1.5, P99MS: 3.9},
+			{Verb: "update", Resource: "pods", Count: 6, MeanMS: 1.1, P50MS: 1, P99MS: 3.1},
+			{Verb: "create", Resource: "pods", Count: 3, MeanMS: 2.4, P50MS: 2.2, P99MS: 3.8},
+			{Verb: "get", Resource: "pods", Count: 1, MeanMS: 0.9, P50MS: 0.9, P99MS: 0.9},
+		},
 		Actors:      []ActorUsage{{Actor: "apiserver-0", CPUSeconds: 12.34, LoadCPUSeconds: 0.06, PeakRSSMB: 210.5}, {Actor: "etcd-0", CPUSeconds: 8.5, LoadCPUSeconds: 0.03, PeakRSSMB: 80}},
 		LoadS:       30,
 		Disruptions: []Disruption{{AtS: 36.2, Kind: "leader", Detail: "kube-system/kstep-scheduler: scheduler-0 → scheduler-1"}, {AtS: 41.9, Kind: "node", Detail: "hollow-338 left Ready (Ready=Unknown NodeStatusUnknown)"}},

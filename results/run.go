@@ -87,6 +87,11 @@ type Run struct {
 	// apiserver's /metrics at the end of the load: every client's requests
 	// (controllers, schedulers, kubelets and the load generator).
 	API []APILatency `json:"api,omitempty"`
+	// EtcdRequests is the apiservers' own etcd requests, by operation
+	// (Verb: create, update, delete, get, list) and resource type
+	// (Resource: the key's /registry/<type>/ segment), retries included:
+	// how much of API's latency was etcd's. Errors is not counted here.
+	EtcdRequests []APILatency `json:"etcd_requests,omitempty"`
 	// Actors is what each actor's processes consumed over the run, and
 	// over the load alone.
 	Actors []ActorUsage `json:"actors,omitempty"`

@@ -137,3 +137,44 @@ func writeWritesMD(b *strings.Builder, r *Run) {
 	mdTable(b, writesHeader, rows)
 	b.WriteString("\n" + strings.ToUpper(writesSentence(r)[:1]) + writesSentence(r)[1:] + ".\n")
 }
+
+// isWriteVerb reports whether an api row's verb writes.
+func isWriteVerb(verb string) bool {
+	switch verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	return false
+}
+
+// WriteTime splits the time the apiservers spent answering writes: the API
+// writes' total (every write verb of the api rows) and, within it, etcd's
+// writes' (the create, update and delete rows of EtcdRequests), both in ms
+// and both counted from the apiservers' start, with the number of API
+// writes. ok is false when the run lacks either side.
+func (r *Run) WriteTime() (apiMS, etcdMS float64, writes uint64, ok bool) {
+	for _, a := range r.API {
+		if isWriteVerb(a.Verb) {
+			apiMS += a.MeanMS * float64(a.Count)
+			writes += a.Count
+		}
+	}
+	for _, e := range r.EtcdRequests {
+		if isWriteVerb(e.Verb) {
+			etcdMS += e.MeanMS * float64(e.Count)
+		}
+	}
+	return apiMS, etcdMS, writes, writes > 0 && apiMS > 0 && len(r.EtcdRequests) > 0
+}
+
+// WriteTimeSentence says what part of an API write's mean latency was
+// etcd's, or "" without the record.
+func WriteTimeSentence(r *Run) string {
+	apiMS, etcdMS, n, ok := r.WriteTime()
+	if !ok {
+		return ""
+	}
+	per := float64(n)
+	return fmt.Sprintf("an API write took %s ms on average over %d writes, of which etcd's writes %s ms (%.0f %%), the rest the apiserver's own work (decode, admission, managed fields, encode) and etcd reads",
+		fmtMS(apiMS/per), n, fmtMS(etcdMS/per), 100*etcdMS/apiMS)
+}

@@ -132,3 +132,41 @@ func TestHollowEventsInRunJSON(t *testing.T) {
 		t.Errorf("compare of runs with and without hollow-node Events: refused %v", c.Refused)
 	}
 }
+
+// WriteTime splits the apiservers' time on writes into etcd's writes and
+// the rest: reads on either side are left out, and the report says the
+// mean per API write with etcd's share.
+func TestWriteTimeSplitsEtcdFromTheAPIServer(t *testing.T) {
+	r := &Run{Schema: Schema, ID: "t", Pods: 2,
+		API: []APILatency{
+			{Verb: "create", Resource: "pods", Count: 2, MeanMS: 5},
+			{Verb: "create", Resource: "pods/binding", Count: 2, MeanMS: 4},
+			{Verb: "patch", Resource: "pods/status", Count: 2, MeanMS: 6},
+			{Verb: "get", Resource: "pods", Count: 50, MeanMS: 100}, // a read
+		},
+		EtcdRequests: []APILatency{
+			{Verb: "create", Resource: "pods", Count: 2, MeanMS: 3},
+			{Verb: "update", Resource: "pods", Count: 4, MeanMS: 3.5},
+			{Verb: "get", Resource: "pods", Count: 50, MeanMS: 2}, // a read
+		},
+	}
+	apiMS, etcdMS, n, ok := r.WriteTime()
+	if !ok || apiMS != 30 || etcdMS != 20 || n != 6 {
+		t.Fatalf("WriteTime = %v, %v, %d, %v; want 30, 20, 6, true", apiMS, etcdMS, n, ok)
+	}
+	want := "an API write took 5.00 ms on average over 6 writes, of which etcd's writes 3.33 ms (67 %)"
+	if s := WriteTimeSentence(r); !strings.HasPrefix(s, want) {
+		t.Errorf("sentence %q, want it to start %q", s, want)
+	}
+	md := Markdown(r)
+	for _, s := range []string{"## etcd requests from the apiservers", "| update | pods | 4 | 3.50 |", "An API write took 5.00 ms"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("report.md lacks %q:\n%s", s, md)
+		}
+	}
+	// Without the apiservers' etcd figures there is nothing to split.
+	r.EtcdRequests = nil
+	if _, _, _, ok := r.WriteTime(); ok || WriteTimeSentence(r) != "" || strings.Contains(Markdown(r), "etcd requests from") {
+		t.Error("a run without etcd requests still splits its write time")
+	}
+}
