@@ -47,14 +47,7 @@ apiserver_request_duration_seconds_count{group="",resource="pods",subresource=""
 // inside the bucket as histogram_quantile does; 5xx count as errors; a
 // verb with no requests is not a row.
 func TestAPILatencyMergesAndInterpolates(t *testing.T) {
-	var servers []map[string]*dto.MetricFamily
-	for _, text := range []string{server0, server1} {
-		f, err := parseMetrics(strings.NewReader(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		servers = append(servers, f)
-	}
+	servers := parseServers(t, server0, server1)
 	rows := apiLatency(servers)
 	if len(rows) != 2 {
 		t.Fatalf("rows %+v", rows)
@@ -95,14 +88,7 @@ apiserver_request_duration_seconds_count{group="",resource="events",subresource=
 // row of the run's writes per pod beside the pods' own writes; reads are
 // not writes.
 func TestEventsAmongWritesPerPod(t *testing.T) {
-	var servers []map[string]*dto.MetricFamily
-	for _, text := range []string{server0, eventsServer, eventsServer} {
-		f, err := parseMetrics(strings.NewReader(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		servers = append(servers, f)
-	}
+	servers := parseServers(t, server0, eventsServer, eventsServer)
 	r := &results.Run{API: apiLatency(servers), Pods: 10}
 	rows, total, events := r.Writes()
 	// server0: 100 pod creates, 2 status updates; two servers' 8+2 Event
@@ -138,14 +124,7 @@ etcd_request_duration_seconds_count{operation="get",type="leases"} 0
 // bucket by bucket; a pair with no requests is not a row; the apiservers'
 // request histograms are not etcd's.
 func TestEtcdLatencyMergesServers(t *testing.T) {
-	var servers []map[string]*dto.MetricFamily
-	for _, text := range []string{etcdServer, etcdServer, server0} {
-		f, err := parseMetrics(strings.NewReader(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		servers = append(servers, f)
-	}
+	servers := parseServers(t, etcdServer, etcdServer, server0)
 	rows := etcdLatency(servers)
 	if len(rows) != 1 {
 		t.Fatalf("rows %+v", rows)
@@ -155,4 +134,18 @@ func TestEtcdLatencyMergesServers(t *testing.T) {
 	if r.Verb != "create" || r.Resource != "pods" || r.Count != 8 || math.Abs(r.MeanMS-3) > 1e-9 || math.Abs(r.P50MS-(2+2*2.0/6)) > 1e-9 {
 		t.Fatalf("row %+v", r)
 	}
+}
+
+// parseServers parses each apiserver's /metrics text.
+func parseServers(t *testing.T, texts ...string) []map[string]*dto.MetricFamily {
+	t.Helper()
+	var servers []map[string]*dto.MetricFamily
+	for _, text := range texts {
+		f, err := parseMetrics(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, f)
+	}
+	return servers
 }

@@ -168,7 +168,11 @@ func (t *Topology) Defaults() {
 // as one, at least one each. On the 2-core reference machine that is 1:
 // kstep bench --profile saturation spent 22–27 core-ms per pod (four runs)
 // where Go's default (2) spent 29–31 (four runs), and reached 69–86 pods/s
-// where the default reached 61–65.
+// where the default reached 61–65. The etcd members alone at 2 (the
+// leader's Raft messages then need not wait out its WAL fsync) were worse
+// too: kstep bench --profile light, four interleaved pairs, e2e p99
+// 36–48 ms at 1 against 46–64 ms at 2, and 88–101 against 94–116 core-ms
+// per pod.
 func DefaultActorProcs(t Topology, cpus int) int {
 	busy := t.EtcdMembers + t.APIServers + min(t.ControllerManagers, 1) + min(t.Schedulers, 1) + 1
 	return max(1, cpus/max(busy, 1))
