@@ -41,6 +41,12 @@
 // table has every actor's CPU over the load alone: the cost of a pod by
 // actor.
 //
+// At the end of the load it reads every apiserver's /metrics
+// (apimetrics.go): the request histograms by verb and resource (run.json
+// api) and the apiservers' own etcd request histograms by operation and
+// resource type (etcd_requests), merged over the apiservers; the report
+// splits a write's time between them.
+//
 // Profiles are built in (quick, nightly, scale, light, saturation) or read from YAML (kind
 // BenchProfile: the cluster's provider.Topology, a LoadJob, a repeat count,
 // and endpointsStamp: which controller stamps step ⑧'s endpoints.updated,

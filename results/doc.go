@@ -22,7 +22,8 @@
 // populations and their share of step ⑦ beside the documented 80–95 %, how
 // each step is measured (its causal chain), and why a run is invalid or
 // disrupted first; the costs per pod (writes by resource, CPU by actor over
-// the load, cpu.go); and a capacity search's curve and answer (findmax.go:
+// the load, cpu.go); what part of a write's time was etcd's (writes.go
+// WriteTime, from the apiservers' etcd requests); and a capacity search's curve and answer (findmax.go:
 // its steps, offered against achieved pods/s and p99, as tables, an SVG
 // and metrics).
 //
