@@ -104,8 +104,8 @@ func HTML(r *Run) string {
 	if len(r.EtcdRequests) > 0 {
 		b.WriteString("<h2>etcd requests from the apiservers</h2><p>" + esc(strings.ReplaceAll(etcdRequestIntro, "`", "")) + "</p>")
 		htmlTable(&b, etcdRequestHeader, etcdRequestRows(r))
-		if line := WriteTimeSentence(r); line != "" {
-			b.WriteString("<p>" + esc(strings.ToUpper(line[:1])+line[1:]) + ".</p>")
+		if line := writeTimeSentence(r); line != "" {
+			b.WriteString("<p>" + esc(asSentence(line)) + "</p>")
 		}
 	}
 	if len(r.Etcd) > 0 {

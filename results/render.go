@@ -189,7 +189,7 @@ func Table(w io.Writer, r *Run) error {
 		if err := termTable(w, apiHeader, apiRows(r, 8)); err != nil {
 			return err
 		}
-		if line := WriteTimeSentence(r); line != "" {
+		if line := writeTimeSentence(r); line != "" {
 			fmt.Fprintln(w, line+" (etcd's requests by resource in report.md)")
 		}
 	}
@@ -468,6 +468,9 @@ func apiRows(r *Run, limit int) [][]string {
 
 var apiHeader = []any{"verb", "resource", "requests", "errors", "mean ms", "p50 ms", "p99 ms"}
 
+// asSentence is a report line as a sentence: capitalized, with its full stop.
+func asSentence(line string) string { return strings.ToUpper(line[:1]) + line[1:] + "." }
+
 // etcdRequestRows is the apiservers' etcd requests table, busiest first.
 func etcdRequestRows(r *Run) [][]string {
 	var out [][]string
@@ -588,8 +591,8 @@ func writeAPIMD(b *strings.Builder, r *Run) {
 	}
 	b.WriteString("\n## etcd requests from the apiservers\n\n" + etcdRequestIntro + "\n\n")
 	mdTable(b, etcdRequestHeader, etcdRequestRows(r))
-	if line := WriteTimeSentence(r); line != "" {
-		b.WriteString("\n" + strings.ToUpper(line[:1]) + line[1:] + ".\n")
+	if line := writeTimeSentence(r); line != "" {
+		b.WriteString("\n" + asSentence(line) + "\n")
 	}
 }
 
@@ -601,7 +604,7 @@ func writeActorsMD(b *strings.Builder, r *Run) {
 	h, rows := actorTable(r)
 	mdTable(b, h, rows)
 	if line := cpuSentence(r); line != "" {
-		b.WriteString("\n" + strings.ToUpper(line[:1]) + line[1:] + ".\n")
+		b.WriteString("\n" + asSentence(line) + "\n")
 	}
 }
 

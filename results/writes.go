@@ -135,7 +135,7 @@ func writeWritesMD(b *strings.Builder, r *Run) {
 		b.WriteString(t + ".\n\n")
 	}
 	mdTable(b, writesHeader, rows)
-	b.WriteString("\n" + strings.ToUpper(writesSentence(r)[:1]) + writesSentence(r)[1:] + ".\n")
+	b.WriteString("\n" + asSentence(writesSentence(r)) + "\n")
 }
 
 // isWriteVerb reports whether an api row's verb writes.
@@ -167,9 +167,9 @@ func (r *Run) WriteTime() (apiMS, etcdMS float64, writes uint64, ok bool) {
 	return apiMS, etcdMS, writes, writes > 0 && apiMS > 0 && len(r.EtcdRequests) > 0
 }
 
-// WriteTimeSentence says what part of an API write's mean latency was
+// writeTimeSentence says what part of an API write's mean latency was
 // etcd's, or "" without the record.
-func WriteTimeSentence(r *Run) string {
+func writeTimeSentence(r *Run) string {
 	apiMS, etcdMS, n, ok := r.WriteTime()
 	if !ok {
 		return ""

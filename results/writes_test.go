@@ -155,7 +155,7 @@ func TestWriteTimeSplitsEtcdFromTheAPIServer(t *testing.T) {
 		t.Fatalf("WriteTime = %v, %v, %d, %v; want 30, 20, 6, true", apiMS, etcdMS, n, ok)
 	}
 	want := "an API write took 5.00 ms on average over 6 writes, of which etcd's writes 3.33 ms (67 %)"
-	if s := WriteTimeSentence(r); !strings.HasPrefix(s, want) {
+	if s := writeTimeSentence(r); !strings.HasPrefix(s, want) {
 		t.Errorf("sentence %q, want it to start %q", s, want)
 	}
 	md := Markdown(r)
@@ -166,7 +166,7 @@ func TestWriteTimeSplitsEtcdFromTheAPIServer(t *testing.T) {
 	}
 	// Without the apiservers' etcd figures there is nothing to split.
 	r.EtcdRequests = nil
-	if _, _, _, ok := r.WriteTime(); ok || WriteTimeSentence(r) != "" || strings.Contains(Markdown(r), "etcd requests from") {
+	if _, _, _, ok := r.WriteTime(); ok || writeTimeSentence(r) != "" || strings.Contains(Markdown(r), "etcd requests from") {
 		t.Error("a run without etcd requests still splits its write time")
 	}
 }
