@@ -72,13 +72,12 @@ func newFieldManager(r *resource, sub string) *managedfields.FieldManager {
 	gvk := r.gvk()
 	v := fieldpath.APIVersion(gvk.GroupVersion().String())
 	var reset map[fieldpath.APIVersion]*fieldpath.Set
-	switch {
-	case sub == "" && r.status:
-		// The main resource's writes do not own the status, whatever
-		// they send (it is reset to the stored one).
-		reset = map[fieldpath.APIVersion]*fieldpath.Set{v: fieldpath.NewSet(fieldpath.MakePathOrDie("status"))}
-	case sub == "status":
-		reset = map[fieldpath.APIVersion]*fieldpath.Set{v: fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))}
+	if fields := resetFields(r, sub); fields != nil {
+		set := fieldpath.NewSet()
+		for _, f := range fields {
+			set.Insert(fieldpath.MakePathOrDie(f))
+		}
+		reset = map[fieldpath.APIVersion]*fieldpath.Set{v: set}
 	}
 	var filters map[fieldpath.APIVersion]fieldpath.Filter
 	if reset != nil {
@@ -90,6 +89,20 @@ func newFieldManager(r *resource, sub string) *managedfields.FieldManager {
 		return nil
 	}
 	return fm
+}
+
+// resetFields are the top-level fields of r's objects that writes through
+// sub never own, whatever they send (upstream's reset fields): the main
+// resource's writes do not own the status (it is reset to the stored one),
+// and a status write owns neither the spec nor the metadata.
+func resetFields(r *resource, sub string) []string {
+	switch {
+	case sub == "" && r.status:
+		return []string{"status"}
+	case sub == "status":
+		return []string{"spec", "metadata"}
+	}
+	return nil
 }
 
 // updateTypeConverter is the field managers' view of the types: client-go's
@@ -274,7 +287,87 @@ func (q *request) trackUpdate(sr *resource, live, obj runtime.Object, sub string
 	if live == nil {
 		live = sr.newObj()
 	}
-	return fm.UpdateNoErrors(live, obj, q.manager())
+	return updateManagedFields(fm, live, obj, q.manager(), resetFields(sr, sub))
+}
+
+// updateManagedFields is fm.UpdateNoErrors(live, obj, manager), the same
+// managed fields set on obj, without comparing the top-level fields the
+// write never owns (reset, fm's filter): a status write's spec, a main
+// write's status. What the field manager records of those is filtered out
+// whatever they hold (neither this manager's fields nor another's change
+// with them), so it is shown copies of both objects without them, and
+// structured-merge-diff's comparison, the field manager's largest cost,
+// walks a pod's or a ReplicaSet's status without its spec and pod
+// template. The metadata stays: the field manager reads the managed
+// fields and the uid there. The copies are shallow, made only when there
+// is something to leave out (not for a create's empty status); live, the
+// watch cache's object, is not written to.
+func updateManagedFields(fm *managedfields.FieldManager, live, obj runtime.Object, manager string, reset []string) runtime.Object {
+	l, n := live, obj
+	for _, f := range reset {
+		if f == "metadata" {
+			continue
+		}
+		lf, okL := topField(live, f)
+		nf, okN := topField(obj, f)
+		if !okL || !okN {
+			return fm.UpdateNoErrors(live, obj, manager)
+		}
+		if lf.IsZero() && nf.IsZero() {
+			continue // nothing to walk (a create's status): no copies
+		}
+		l, n = withoutField(l, f), withoutField(n, f)
+	}
+	if n == obj {
+		return fm.UpdateNoErrors(live, obj, manager)
+	}
+	out := fm.UpdateNoErrors(l, n, manager)
+	objectMeta(obj).ManagedFields = objectMeta(out).ManagedFields
+	return obj
+}
+
+// topField is obj's top-level field of JSON name jsonName (false: obj is
+// not a pointer to a struct that has one).
+func topField(obj runtime.Object, jsonName string) (reflect.Value, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	v = v.Elem()
+	key := topFieldKey{v.Type(), jsonName}
+	i, ok := topFields.Load(key)
+	if !ok {
+		i = -1
+		for j := range v.NumField() {
+			if name, _, _ := strings.Cut(v.Type().Field(j).Tag.Get("json"), ","); name == jsonName {
+				i = j
+				break
+			}
+		}
+		topFields.Store(key, i)
+	}
+	if i.(int) < 0 {
+		return reflect.Value{}, false
+	}
+	return v.Field(i.(int)), true
+}
+
+// topFields caches topField's answers: topFieldKey → the field's index, or
+// -1.
+var topFields sync.Map
+
+type topFieldKey struct {
+	t    reflect.Type
+	json string
+}
+
+// withoutField is a shallow copy of obj with its top-level field jsonName
+// zeroed; topField has found it.
+func withoutField(obj runtime.Object, jsonName string) runtime.Object {
+	out, _ := shallowCopy(obj)
+	f, _ := topField(out, jsonName)
+	f.SetZero()
+	return out
 }
 
 // serverSideApply applies an apply patch (YAML or JSON, a partial object of

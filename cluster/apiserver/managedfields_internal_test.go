@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -18,7 +19,7 @@ import (
 )
 
 // BenchmarkManagedFields is what recording managed fields adds to a write,
-// the field manager alone: a pod's create, a kubelet's status update of
+// the field manager alone, as trackUpdate calls it: a pod's create, a kubelet's status update of
 // it, a node's Lease renewal (kstep's most frequent writes).
 func BenchmarkManagedFields(b *testing.B) {
 	rs := resources()
@@ -60,7 +61,7 @@ func BenchmarkManagedFields(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				live, obj := bc.live(i), bc.obj(i)
-				if out := fm.UpdateNoErrors(live, obj, "bench"); out == nil {
+				if out := updateManagedFields(fm, live, obj, "bench", resetFields(bc.r, bc.sub)); out == nil {
 					b.Fatal("no object")
 				}
 			}
@@ -130,4 +131,86 @@ func stripTimes(mf []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 		out[i] = e
 	}
 	return out
+}
+
+// updateManagedFields leaves the fields a write never owns out of the
+// comparison (a status write's spec, a main write's status): the managed
+// fields it records must be exactly the field manager's on the whole
+// objects, for writes that change those fields, the fields they own, the
+// metadata, or all at once, and by a new manager or the one that owns the
+// most; neither object may be changed but for obj's managed fields.
+func TestUpdateManagedFieldsWithoutResetFieldsRecordsTheSame(t *testing.T) {
+	rs := resources()
+	f := newFieldManagers(rs)
+	res := map[string]*resource{}
+	for _, r := range rs {
+		res[r.gvr.Resource] = r
+	}
+	now := metav1.Now()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.kstep.local/app:v1",
+			Ports: []corev1.ContainerPort{{ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}}}}}
+	defaults.Apply(pod)
+	pod = f.get(res["pods"], "").UpdateNoErrors(&corev1.Pod{}, pod, "creator").(*corev1.Pod)
+	pending := pod.DeepCopy()
+	pending.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}}
+	pending = f.get(res["pods"], "status").UpdateNoErrors(pod, pending, "scheduler").(*corev1.Pod)
+
+	running := pending.DeepCopy()
+	running.Status.Phase, running.Status.PodIP, running.Status.StartTime = corev1.PodRunning, "10.244.0.2", &now
+	running.Status.Conditions = append(running.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now})
+	specChanged := running.DeepCopy()
+	specChanged.Spec.NodeName = "hollow-0"
+	specChanged.Spec.Containers[0].Image = "registry.kstep.local/app:v2"
+	relabelled := specChanged.DeepCopy()
+	relabelled.Labels = map[string]string{"app": "web", "tier": "front"}
+	statusGone := relabelled.DeepCopy()
+	statusGone.Status = corev1.PodStatus{}
+
+	rsLive := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "default", UID: "u2"},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}, Spec: pod.Spec}}}
+	rsLive = f.get(res["replicasets"], "").UpdateNoErrors(&appsv1.ReplicaSet{}, rsLive, "kstep-load").(*appsv1.ReplicaSet)
+	rsReady := rsLive.DeepCopy()
+	rsReady.Status = appsv1.ReplicaSetStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: 1}
+	rsScaled := rsReady.DeepCopy()
+	rsScaled.Spec.Replicas = ptr.To[int32](3)
+
+	for _, tc := range []struct {
+		name      string
+		r         *resource
+		sub       string
+		live, obj runtime.Object
+	}{
+		{"pod create", res["pods"], "", &corev1.Pod{}, pod},
+		{"pod create with a status", res["pods"], "", &corev1.Pod{}, running},
+		{"pod status", res["pods"], "status", pending, running},
+		{"pod status that changes the spec", res["pods"], "status", pending, specChanged},
+		{"pod status that changes the labels", res["pods"], "status", pending, relabelled},
+		{"pod update that changes the status", res["pods"], "", pending, relabelled},
+		{"pod update that drops the status", res["pods"], "", running, statusGone},
+		{"replicaset status", res["replicasets"], "status", rsLive, rsReady},
+		{"replicaset scaled through the main resource", res["replicasets"], "", rsReady, rsScaled},
+	} {
+		fm := f.get(tc.r, tc.sub)
+		for _, manager := range []string{"creator", "kubelet"} {
+			want := fm.UpdateNoErrors(tc.live.DeepCopyObject(), tc.obj.DeepCopyObject(), manager)
+			live, obj := tc.live.DeepCopyObject(), tc.obj.DeepCopyObject()
+			got := updateManagedFields(fm, live, obj, manager, resetFields(tc.r, tc.sub))
+			if got != obj {
+				t.Fatalf("%s: the result is not obj", tc.name)
+			}
+			if !equality.Semantic.DeepEqual(live, tc.live) {
+				t.Errorf("%s: live changed", tc.name)
+			}
+			gotMeta, wantMeta := objectMeta(got), objectMeta(want)
+			if !equality.Semantic.DeepEqual(stripTimes(gotMeta.ManagedFields), stripTimes(wantMeta.ManagedFields)) {
+				t.Errorf("%s (%s): managed fields\n got %+v\nwant %+v", tc.name, manager, gotMeta.ManagedFields, wantMeta.ManagedFields)
+			}
+			objectMeta(obj).ManagedFields, objectMeta(want).ManagedFields = nil, nil
+			if !equality.Semantic.DeepEqual(obj, want) {
+				t.Errorf("%s (%s): the object changed beyond its managed fields", tc.name, manager)
+			}
+		}
+	}
 }
