@@ -17,7 +17,10 @@
 // authorization → mutating admission → validation → validating admission →
 // storage (chain.go). Every refusal is a metav1.Status and writes nothing,
 // and quotes its input only in excerpts (status.go). Managed fields and
-// server-side apply are apimachinery's field manager (managedfields.go).
+// server-side apply are apimachinery's field manager (managedfields.go),
+// shown shallow copies of the stored and the new object, not deep ones,
+// and without the top-level field the write never owns (a status write's
+// spec): the managed fields it records are the same.
 // Patches are applied by package patch, their work bounded by their input (patch.go); a request's
 // line and headers are bounded too, with a 431 (headers.go).
 // Admission plugins (admission.go; their decisions in package admission)
