@@ -18,16 +18,23 @@ import (
 	"github.com/kstep-dev/kstep/cluster/apiserver/openapi"
 )
 
-// BenchmarkManagedFields is what recording managed fields adds to a write,
-// the field manager alone, as trackUpdate calls it: a pod's create, a kubelet's status update of
-// it, a node's Lease renewal (kstep's most frequent writes).
-func BenchmarkManagedFields(b *testing.B) {
+// fieldManagersByResource is the served resources' field managers, and the
+// resources by name.
+func fieldManagersByResource() (fieldManagers, map[string]*resource) {
 	rs := resources()
-	f := newFieldManagers(rs)
 	res := map[string]*resource{}
 	for _, r := range rs {
 		res[r.gvr.Resource] = r
 	}
+	return newFieldManagers(rs), res
+}
+
+// BenchmarkManagedFields is what recording managed fields adds to a write,
+// the field manager alone, as trackUpdate calls it: a pod's create, a
+// kubelet's status update of it, a node's Lease renewal (kstep's most
+// frequent writes).
+func BenchmarkManagedFields(b *testing.B) {
+	f, res := fieldManagersByResource()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.kstep.local/app:v1",
 			Ports: []corev1.ContainerPort{{ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}}}}}
@@ -140,12 +147,7 @@ func stripTimes(mf []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 // metadata, or all at once, and by a new manager or the one that owns the
 // most; neither object may be changed but for obj's managed fields.
 func TestUpdateManagedFieldsWithoutResetFieldsRecordsTheSame(t *testing.T) {
-	rs := resources()
-	f := newFieldManagers(rs)
-	res := map[string]*resource{}
-	for _, r := range rs {
-		res[r.gvr.Resource] = r
-	}
+	f, res := fieldManagersByResource()
 	now := metav1.Now()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1", Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.kstep.local/app:v1",
