@@ -170,7 +170,7 @@ type sameVersionConverter struct{ *runtime.Scheme }
 
 func (c sameVersionConverter) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
 	if _, ok := in.(runtime.Unstructured); !ok {
-		if gvk, ok := typedKind(in); ok {
+		if gvk, ok := typedKind(c.Scheme, in); ok {
 			if want, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{gvk}); ok && want == gvk {
 				if out, ok := shallowCopy(in); ok {
 					out.GetObjectKind().SetGroupVersionKind(gvk)
@@ -182,10 +182,10 @@ func (c sameVersionConverter) ConvertToVersion(in runtime.Object, target runtime
 	return c.Scheme.ConvertToVersion(in, target)
 }
 
-// typedKind is the one kind client-go's scheme registers obj's Go type as
-// (false: none, or several).
-func typedKind(obj runtime.Object) (schema.GroupVersionKind, bool) {
-	gvks, unversioned, err := scheme.Scheme.ObjectKinds(obj)
+// typedKind is the one kind s registers obj's Go type as (false: none, or
+// several).
+func typedKind(s *runtime.Scheme, obj runtime.Object) (schema.GroupVersionKind, bool) {
+	gvks, unversioned, err := s.ObjectKinds(obj)
 	if err != nil || unversioned || len(gvks) != 1 {
 		return schema.GroupVersionKind{}, false
 	}
@@ -308,15 +308,15 @@ func updateManagedFields(fm *managedfields.FieldManager, live, obj runtime.Objec
 		if f == "metadata" {
 			continue
 		}
-		lf, okL := topField(live, f)
-		nf, okN := topField(obj, f)
+		i, okL := topField(live, f)
+		j, okN := topField(obj, f)
 		if !okL || !okN {
 			return fm.UpdateNoErrors(live, obj, manager)
 		}
-		if lf.IsZero() && nf.IsZero() {
+		if reflect.ValueOf(live).Elem().Field(i).IsZero() && reflect.ValueOf(obj).Elem().Field(j).IsZero() {
 			continue // nothing to walk (a create's status): no copies
 		}
-		l, n = withoutField(l, f), withoutField(n, f)
+		l, n = withoutField(l, i), withoutField(n, j)
 	}
 	if n == obj {
 		return fm.UpdateNoErrors(live, obj, manager)
@@ -326,30 +326,27 @@ func updateManagedFields(fm *managedfields.FieldManager, live, obj runtime.Objec
 	return obj
 }
 
-// topField is obj's top-level field of JSON name jsonName (false: obj is
-// not a pointer to a struct that has one).
-func topField(obj runtime.Object, jsonName string) (reflect.Value, bool) {
+// topField is the index of obj's top-level field of JSON name jsonName
+// (false: obj is not a pointer to a struct that has one).
+func topField(obj runtime.Object, jsonName string) (int, bool) {
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return reflect.Value{}, false
+		return 0, false
 	}
-	v = v.Elem()
-	key := topFieldKey{v.Type(), jsonName}
+	t := v.Elem().Type()
+	key := topFieldKey{t, jsonName}
 	i, ok := topFields.Load(key)
 	if !ok {
 		i = -1
-		for j := range v.NumField() {
-			if name, _, _ := strings.Cut(v.Type().Field(j).Tag.Get("json"), ","); name == jsonName {
+		for j := range t.NumField() {
+			if name, _, _ := strings.Cut(t.Field(j).Tag.Get("json"), ","); name == jsonName {
 				i = j
 				break
 			}
 		}
 		topFields.Store(key, i)
 	}
-	if i.(int) < 0 {
-		return reflect.Value{}, false
-	}
-	return v.Field(i.(int)), true
+	return i.(int), i.(int) >= 0
 }
 
 // topFields caches topField's answers: topFieldKey → the field's index, or
@@ -361,12 +358,10 @@ type topFieldKey struct {
 	json string
 }
 
-// withoutField is a shallow copy of obj with its top-level field jsonName
-// zeroed; topField has found it.
-func withoutField(obj runtime.Object, jsonName string) runtime.Object {
+// withoutField is a shallow copy of obj with its top-level field i zeroed.
+func withoutField(obj runtime.Object, i int) runtime.Object {
 	out, _ := shallowCopy(obj)
-	f, _ := topField(out, jsonName)
-	f.SetZero()
+	reflect.ValueOf(out).Elem().Field(i).SetZero()
 	return out
 }
 
