@@ -174,13 +174,13 @@ func do[T any](s *Store, ctx context.Context, opName, key string, op func(ctx co
 	answers := make(chan answer)
 	launch := func(n int) context.CancelFunc {
 		actx, cancel := context.WithCancel(octx)
-		go func() {
+		s.attempts.Go(func() {
 			v, err := op(actx, n > 0)
 			select {
 			case answers <- answer{v, err, n}:
 			case <-octx.Done():
 			}
-		}()
+		})
 		return cancel
 	}
 	bound := func(d time.Duration) time.Duration { return max(min(d, time.Until(deadline)), 0) }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kstep-dev/kstep/internal/gopool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -21,7 +22,8 @@ type KV struct {
 }
 
 // Store performs the apiserver's operations on etcd. It is safe for
-// concurrent use; it holds no state but the client.
+// concurrent use; it holds no state but the client (and idle goroutines
+// for its attempts).
 type Store struct {
 	cli     *clientv3.Client
 	latency *prometheus.HistogramVec
@@ -31,7 +33,18 @@ type Store struct {
 	// route, when set (RouteWritesToLeader), sends writes to the leader.
 	route         *leaderRoute
 	leaderLookups *prometheus.CounterVec
+	// attempts runs each etcd attempt (retry.go) on a goroutine whose
+	// stack the attempts before it grew (the gRPC client's call is deep).
+	attempts *gopool.Pool
 }
+
+const (
+	// maxAttemptWorkers bounds the goroutines kept for etcd attempts;
+	// attempts beyond it run on goroutines of their own.
+	maxAttemptWorkers = 1024
+	// attemptWorkerIdle: such a goroutine with no attempt for this long ends.
+	attemptWorkerIdle = 10 * time.Second
+)
 
 // NewStore wraps an etcd client, with DefaultRetry. reg may be nil; when
 // set, the store registers etcd_request_duration_seconds{operation,type}
@@ -59,7 +72,8 @@ func NewStore(cli *clientv3.Client, reg prometheus.Registerer) *Store {
 	if reg != nil {
 		reg.MustRegister(h, r, d, l)
 	}
-	return &Store{cli: cli, latency: h, retries: r, defrags: d, retry: DefaultRetry, leaderLookups: l}
+	return &Store{cli: cli, latency: h, retries: r, defrags: d, retry: DefaultRetry, leaderLookups: l,
+		attempts: gopool.New(maxAttemptWorkers, attemptWorkerIdle)}
 }
 
 // SetRetry sets the attempt and budget bounds (before the store is used).
