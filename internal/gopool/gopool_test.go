@@ -12,11 +12,7 @@ import (
 func TestWorkerIsReused(t *testing.T) {
 	p := New(4, time.Minute)
 	for i := 0; i < 100; i++ {
-		ran := false
-		p.Run(func() { ran = true })
-		if !ran {
-			t.Fatal("Run returned before f ran")
-		}
+		mustRun(t, p, "one after another")
 	}
 	if got := p.Started(); got != 1 {
 		t.Fatalf("100 functions one after another started %d workers, want 1 reused", got)
@@ -68,11 +64,16 @@ func TestIdleWorkersEnd(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// The pool still works once its workers are gone.
+	mustRun(t, p, "once its workers ended")
+}
+
+// mustRun fails t unless p.Run runs a function before it returns.
+func mustRun(t *testing.T, p *Pool, when string) {
+	t.Helper()
 	ran := false
 	p.Run(func() { ran = true })
 	if !ran {
-		t.Fatal("Run on a pool whose workers ended did not run f")
+		t.Fatalf("Run %s returned without running f", when)
 	}
 }
 
@@ -98,11 +99,7 @@ func TestRunRaisesThePanicInTheCaller(t *testing.T) {
 		t.Fatalf("panic(\"deep trouble\") came back as %#v, want the value and the worker's stack", v)
 	}
 	// The worker that panicked did not take the pool down with it.
-	ran := false
-	p.Run(func() { ran = true })
-	if !ran {
-		t.Fatal("Run after a panic did not run f")
-	}
+	mustRun(t, p, "after a panic")
 }
 
 // TestEveryTaskRunsOnceWhileWorkersTimeOut: workers that end while work
