@@ -29,11 +29,11 @@ import (
 // Watches and the connect subresources are long-running and count in no
 // pool.
 //
-// Every request that counts in a lane ends, so it runs on a goroutine of
-// workers, whose stacks have grown on the requests before it: net/http's
-// goroutine per request starts small and doubled its stack, copying every
-// frame, three or four times on each write (stack growth was 6-11 % of an
-// apiserver's CPU at saturation; see gopool).
+// Every request that counts in a lane ends, so it runs on a pooled worker
+// goroutine whose stack earlier requests have grown. net/http's new
+// goroutine per request starts with a small stack and doubles it, copying
+// every frame, three or four times in a write (stack growth was 6-11 % of
+// an apiserver's CPU at saturation; see gopool).
 type inflight struct {
 	pools    map[string]chan struct{} // lane → semaphore (nil: unlimited)
 	workers  *gopool.Pool
