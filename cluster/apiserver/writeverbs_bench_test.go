@@ -12,11 +12,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// BenchmarkPodWriteVerbs measures the writes a pod's path makes
-// through one apiserver on a real (embedded, one-member) etcd, one at a
-// time: create (③), pods/binding (⑤), the kubelet's pods/status merge
-// patch (⑧), and an Event's create. Each is a sub-benchmark, so a CPU profile of one shows what
-// that verb costs beside the others.
+// BenchmarkPodWriteVerbs measures the writes a pod's path makes through
+// one apiserver on a real (embedded, one-member) etcd, one at a time:
+// create (③), pods/binding (⑤), the kubelet's pods/status merge patch (⑧),
+// and an Event's create. Each is a sub-benchmark, so a CPU profile of one
+// shows what that verb costs beside the others.
 func BenchmarkPodWriteVerbs(b *testing.B) {
 	url, _ := testenv.Etcd(b)
 	api := testenv.StartAPIServer(b, url, nil)
