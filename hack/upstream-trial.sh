@@ -16,9 +16,12 @@
 #   NODES=kwok|hollow          the node fleet: kwok's fake nodes (default), or kstep's hollow kubelets
 #                              (`kstep hollow-nodes`, needs KSTEP=path/to/kstep)
 #   NODES_COUNT=10
+#   API_QPS=1000               the controller-manager's and scheduler's client QPS and burst (their defaults, 20 and
+#                              50, would cap a saturation run at the clients, not at the control plane)
+#   ETCD_MEMBERS=1             etcd members (3: the Raft cluster kstep's profiles run)
 #   KSTEP=bin/kstep            the kstep binary: runs the etcd member (`kstep etcd`, plain embed etcd)
 #                              and, with NODES=hollow, the nodes
-#   PORT_BASE=32000            etcd client +379, peer +380, apiserver +443, kcm +257, scheduler +259, kwok +247
+#   PORT_BASE=32000            etcd client +379, peer +380 (member i: +10i), apiserver +443, kcm +257, scheduler +259, kwok +247
 #
 # Everything listens on 127.0.0.1; builds run under `nice -n 19`. Then e.g.:
 #   bin/kstep bench --provider external --kubeconfig $UP/run/admin.kubeconfig --profile quick
@@ -37,6 +40,8 @@ K8S_VERSION=${K8S_VERSION:-v1.37.2}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 NODES=${NODES:-kwok}
 NODES_COUNT=${NODES_COUNT:-10}
+ETCD_MEMBERS=${ETCD_MEMBERS:-1}
+API_QPS=${API_QPS:-1000}
 KSTEP=${KSTEP:-$(cd "$(dirname "$0")/.." && pwd)/bin/kstep}
 PORT_BASE=${PORT_BASE:-32000}
 ETCD_PORT=$((PORT_BASE + 379)) ETCD_PEER=$((PORT_BASE + 380)) API_PORT=$((PORT_BASE + 443))
@@ -57,14 +62,15 @@ build() {
 			cd "$UP/k8s"
 			local mod
 			mod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-			{
-				printf 'module upstreamtrial\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n' "$K8S_VERSION"
-				# every staging module upstream replaces, at its published version
-				awk '/=> \.\/staging\//{print $1}' "$mod" | while read -r m; do
-					if go list -m "$m@$staging" >/dev/null 2>&1; then printf '\t%s => %s %s\n' "$m" "$m" "$staging"; fi
-				done
-				printf ')\n'
-			} >go.mod
+			# every staging module upstream replaces, at its published version
+			# (asked before go.mod is written: go list fails in a directory
+			# whose go.mod is half written)
+			local replaces="" m
+			rm -f go.mod
+			for m in $(awk '/=> \.\/staging\//{print $1}' "$mod"); do
+				if (cd / && go list -m "$m@$staging") >/dev/null 2>&1; then replaces+=$(printf '\t%s => %s %s' "$m" "$m" "$staging")$'\n'; fi
+			done
+			printf 'module upstreamtrial\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n%s)\n' "$K8S_VERSION" "$replaces" >go.mod
 			printf '//go:build tools\n\npackage tools\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kube-controller-manager"\n\t_ "k8s.io/kubernetes/cmd/kube-scheduler"\n)\n' >tools.go
 			log "go mod tidy (k8s.io/kubernetes $K8S_VERSION, staging $staging)"
 			nice -n 19 go mod tidy
@@ -167,13 +173,24 @@ up() {
 	mkdir -p "$RUN"
 	pki
 	local d=$RUN/pki
-	start etcd "$KSTEP" etcd --name trial --data-dir "$RUN/etcd" \
-		--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
-		--listen-peer-urls "http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" \
-		--initial-cluster "trial=http://127.0.0.1:$ETCD_PEER"
-	wait_for etcd 30 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+	# member i listens on client port ETCD_PORT+10i and peer port ETCD_PEER+10i
+	local i initial="" servers=""
+	for i in $(seq 0 $((ETCD_MEMBERS - 1))); do
+		initial+="${initial:+,}trial-$i=http://127.0.0.1:$((ETCD_PEER + 10 * i))"
+		servers+="${servers:+,}http://127.0.0.1:$((ETCD_PORT + 10 * i))"
+	done
+	for i in $(seq 0 $((ETCD_MEMBERS - 1))); do
+		local c=$((ETCD_PORT + 10 * i)) p=$((ETCD_PEER + 10 * i))
+		start "etcd-$i" "$KSTEP" etcd --name "trial-$i" --data-dir "$RUN/etcd-$i" \
+			--listen-client-urls "http://127.0.0.1:$c" --advertise-client-urls "http://127.0.0.1:$c" \
+			--listen-peer-urls "http://127.0.0.1:$p" --initial-advertise-peer-urls "http://127.0.0.1:$p" \
+			--initial-cluster "$initial"
+	done
+	for i in $(seq 0 $((ETCD_MEMBERS - 1))); do
+		wait_for "etcd-$i" 30 curl -sf "http://127.0.0.1:$((ETCD_PORT + 10 * i))/health"
+	done
 	start kube-apiserver "$BIN/kube-apiserver" \
-		--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+		--etcd-servers "$servers" \
 		--bind-address 127.0.0.1 --secure-port "$API_PORT" --advertise-address 127.0.0.1 --cert-dir "$RUN/apiserver-certs" \
 		--tls-cert-file "$d/apiserver.crt" --tls-private-key-file "$d/apiserver.key" --client-ca-file "$d/ca.crt" \
 		--service-account-key-file "$d/sa.pub" --service-account-signing-key-file "$d/sa.key" \
@@ -184,13 +201,13 @@ up() {
 	start kube-controller-manager "$BIN/kube-controller-manager" \
 		--kubeconfig "$RUN/controller-manager.kubeconfig" \
 		--authentication-kubeconfig "$RUN/controller-manager.kubeconfig" --authorization-kubeconfig "$RUN/controller-manager.kubeconfig" \
-		--bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect \
+		--bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect --kube-api-qps "$API_QPS" --kube-api-burst "$API_QPS" \
 		--service-account-private-key-file "$d/sa.key" --root-ca-file "$d/ca.crt" --use-service-account-credentials \
 		--cluster-signing-cert-file "$d/ca.crt" --cluster-signing-key-file "$d/ca.key"
 	start kube-scheduler "$BIN/kube-scheduler" \
 		--kubeconfig "$RUN/scheduler.kubeconfig" \
 		--authentication-kubeconfig "$RUN/scheduler.kubeconfig" --authorization-kubeconfig "$RUN/scheduler.kubeconfig" \
-		--bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect
+		--bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect --kube-api-qps "$API_QPS" --kube-api-burst "$API_QPS"
 	wait_for "the controller-manager's and scheduler's Leases" 60 leases
 	case $NODES in
 	kwok) kwok_nodes ;;
@@ -235,7 +252,7 @@ api_post() {
 
 down() {
 	local n
-	for n in hollow-nodes kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+	for n in hollow-nodes kwok kube-scheduler kube-controller-manager kube-apiserver $(cd "$RUN" 2>/dev/null && ls etcd*.pid 2>/dev/null | sed 's/\.pid$//'); do
 		[[ -f $RUN/$n.pid ]] || continue
 		local pid
 		pid=$(cat "$RUN/$n.pid")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -439,6 +440,67 @@ func TestServiceClusterIP(t *testing.T) {
 	}
 	if !strings.HasPrefix(got.Spec.ClusterIP, "10.96.") || got.Spec.Ports[0].TargetPort.IntValue() != 80 {
 		t.Fatalf("service: %+v", got.Spec)
+	}
+}
+
+// A Service and its cluster IP are one etcd transaction: the IP's key is
+// written at the Service's resourceVersion and removed at its delete's, a
+// create that fails (the name taken, the IP held) writes nothing at all,
+// and a deleted Service's IP can be taken again at once.
+func TestServiceClusterIPIsWrittenWithTheService(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxT(t)
+	svcs := e.cs.CoreV1().Services("default")
+	ipKeys := func() map[string]int64 {
+		t.Helper()
+		resp, err := e.etcd.Get(ctx, "/registry/serviceips/", clientv3.WithPrefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int64{}
+		for _, kv := range resp.Kvs {
+			out[strings.TrimPrefix(string(kv.Key), "/registry/serviceips/")] = kv.ModRevision
+		}
+		return out
+	}
+	revision := func() int64 {
+		t.Helper()
+		resp, err := e.etcd.Get(ctx, "/registry/", clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Header.Revision
+	}
+	web := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.ServiceSpec{
+		Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}}}
+	got, err := svcs.Create(ctx, web, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := got.Spec.ClusterIP
+	if rv := ipKeys()[ip]; strconv.FormatInt(rv, 10) != got.ResourceVersion {
+		t.Fatalf("IP %s written at revision %d, the Service at %s: want one transaction", ip, rv, got.ResourceVersion)
+	}
+	before, keys := revision(), len(ipKeys())
+	if _, err := svcs.Create(ctx, web, metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("second create of web: %v, want AlreadyExists", err)
+	}
+	taker := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "taker"}, Spec: corev1.ServiceSpec{
+		ClusterIP: ip, Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := svcs.Create(ctx, taker, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Fatalf("a create asking for web's IP: %v, want Invalid", err)
+	}
+	if after := revision(); after != before || len(ipKeys()) != keys {
+		t.Fatalf("failed creates wrote: etcd revision %d → %d, IP keys %d → %d", before, after, keys, len(ipKeys()))
+	}
+	if err := svcs.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, held := ipKeys()[ip]; held || revision() != before+1 {
+		t.Fatalf("after web's delete: IP %s held %v, etcd revision %d (want %d: one transaction)", ip, held, revision(), before+1)
+	}
+	if got, err := svcs.Create(ctx, taker, metav1.CreateOptions{}); err != nil || got.Spec.ClusterIP != ip {
+		t.Fatalf("a create asking for the freed IP %s: %v %v", ip, got.Spec.ClusterIP, err)
 	}
 }
 

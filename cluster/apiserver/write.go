@@ -120,11 +120,6 @@ func (q *request) createObject(obj runtime.Object, track bool) error {
 			return err
 		}
 	}
-	if svc, ok := obj.(*corev1.Service); ok && !q.dryRun() {
-		if err := q.s.allocateClusterIP(q.ctx(), svc); err != nil {
-			return err
-		}
-	}
 	// ResourceQuota is the last validating step, held until etcd answers.
 	release, err := q.s.quota.admit(q.ctx(), q.res, obj)
 	if err != nil {
@@ -136,19 +131,19 @@ func (q *request) createObject(obj runtime.Object, track bool) error {
 		return nil
 	}
 	sr := q.storageResource()
-	stored := q.toStorage(obj)
-	val, err := encodeStored(sr, stored)
-	if err != nil {
-		release(0)
-		return apierrors.NewInternalError(err)
+	key := sr.key(m.Namespace, m.Name)
+	encode := func() ([]byte, error) { return encodeStored(sr, q.toStorage(obj)) }
+	var rev int64
+	if svc, ok := obj.(*corev1.Service); ok {
+		rev, err = q.s.createService(q.ctx(), key, svc, encode)
+	} else if val, eerr := encode(); eerr != nil {
+		err = apierrors.NewInternalError(eerr)
+	} else {
+		rev, err = q.s.store.Create(q.ctx(), key, val)
 	}
-	rev, err := q.s.store.Create(q.ctx(), sr.key(m.Namespace, m.Name), val)
 	release(rev)
 	q.traceCreate(m, err == nil)
 	if err != nil {
-		if svc, ok := obj.(*corev1.Service); ok {
-			q.s.releaseClusterIP(context.WithoutCancel(q.ctx()), svc)
-		}
 		return storageError(err, q.gr(), m.Name)
 	}
 	m.ResourceVersion = itoa(rev)
@@ -314,14 +309,12 @@ func (q *request) deleteNow(key string, obj runtime.Object, rev int64) (runtime.
 	if q.dryRun() {
 		return q.fromStorage(obj), nil
 	}
-	drev, _, err := q.s.store.Delete(q.ctx(), key, rev)
+	// A Service's cluster IP goes with it, in the same transaction.
+	drev, _, err := q.s.store.Delete(q.ctx(), key, rev, serviceIPKeys(obj)...)
 	if err != nil {
 		return nil, storageError(err, q.gr(), m.Name)
 	}
 	m.ResourceVersion = itoa(drev)
-	if svc, ok := obj.(*corev1.Service); ok {
-		q.s.releaseClusterIP(context.WithoutCancel(q.ctx()), svc)
-	}
 	return q.fromStorage(obj), nil
 }
 

@@ -9,6 +9,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrExists: a create found the key already present.
 	ErrExists = errors.New("already exists")
+	// ErrSideExists: a key CreateWith was to write beside the object (a
+	// Service's cluster IP) is held already; nothing was written.
+	ErrSideExists = errors.New("a key written beside the object exists")
 	// ErrConflict: the key's mod revision is not the one the caller read.
 	ErrConflict = errors.New("conflict: the object has been modified")
 	// ErrCompacted: the revision asked for has been compacted away.

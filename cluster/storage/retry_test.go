@@ -322,3 +322,30 @@ func TestSlowEtcdSettlesWrites(t *testing.T) {
 		}
 	}
 }
+
+// A create with a side key whose answer is lost applied all the same: the
+// retry finds its object (and so its side key, written with it) and
+// answers success, not ErrSideExists or ErrExists.
+func TestCreateWithSideWhoseAnswerWasLostSucceeds(t *testing.T) {
+	s, p, direct, reg := lossyStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const key, side = "/registry/things/ns/lost-side", "/registry/serviceips/10.96.0.7"
+	if _, err := s.Create(ctx, "/registry/things/ns/warm", []byte("w")); err != nil {
+		t.Fatal(err)
+	}
+	hold(t, p, netfault.Down, 700*time.Millisecond)
+	rev, err := s.CreateWith(ctx, key, []byte("mine"), storage.KV{Key: side, Value: []byte("ns/lost-side")})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	for _, k := range []string{key, side} {
+		got, err := direct.Get(ctx, k)
+		if err != nil || len(got.Kvs) != 1 || got.Kvs[0].CreateRevision != rev {
+			t.Fatalf("%s: %+v (%v), create answered rev %d", k, got, err, rev)
+		}
+	}
+	if n := retried(reg, "create", "answered"); n != 1 {
+		t.Fatalf("retried creates answered: %v", n)
+	}
+}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -107,13 +108,29 @@ func typeOf(key string) string {
 // Create writes value at key if and only if key is absent.
 // It returns the revision of the write, which is the object's resourceVersion.
 func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	return s.CreateWith(ctx, key, value)
+}
+
+// CreateWith is Create that writes each of sides beside the object (a
+// Service's cluster IP, which only one Service may hold) in the same
+// transaction: all of them are written, or none is, at one revision and
+// one Raft commit. The object's own key present is ErrExists, as in
+// Create; a side key present is ErrSideExists (nothing was written).
+func (s *Store) CreateWith(ctx context.Context, key string, value []byte, sides ...KV) (int64, error) {
 	defer s.observe("create", key, time.Now())
+	cmps := make([]clientv3.Cmp, 0, 1+len(sides))
+	puts := make([]clientv3.Op, 0, 1+len(sides))
+	gets := make([]clientv3.Op, 0, 1+len(sides))
+	cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
+	puts = append(puts, clientv3.OpPut(key, string(value)))
+	gets = append(gets, clientv3.OpGet(key))
+	for _, kv := range sides {
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(kv.Key), "=", 0))
+		puts = append(puts, clientv3.OpPut(kv.Key, string(kv.Value)))
+		gets = append(gets, clientv3.OpGet(kv.Key))
+	}
 	rev, err := do(s, ctx, "create", key, func(ctx context.Context, retried bool) (int64, error) {
-		resp, err := s.writer(retried).Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-			Then(clientv3.OpPut(key, string(value))).
-			Else(clientv3.OpGet(key)).
-			Commit()
+		resp, err := s.writer(retried).Txn(ctx).If(cmps...).Then(puts...).Else(gets...).Commit()
 		if err != nil {
 			return 0, fmt.Errorf("etcd create %s: %w", key, err)
 		}
@@ -121,10 +138,26 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 		if resp.Succeeded {
 			return resp.Header.Revision, nil
 		}
-		if !retried {
-			return 0, fmt.Errorf("%s: %w", key, ErrExists)
+		if own := elseKV(resp); own != nil || len(sides) == 0 {
+			if !retried {
+				return 0, fmt.Errorf("%s: %w", key, ErrExists)
+			}
+			return s.createdBy(ctx, key, own, value)
 		}
-		return s.createdBy(ctx, key, elseKV(resp), value)
+		// The object's key is absent: a side key failed the precondition.
+		for i, kv := range sides {
+			r := resp.Responses[1+i].GetResponseRange()
+			if r == nil || len(r.Kvs) == 0 {
+				continue
+			}
+			if retried && bytes.Equal(r.Kvs[0].Value, kv.Value) {
+				// Maybe this write's own side key, its object
+				// deleted since: whose it is, history would tell.
+				return 0, errNotOurs
+			}
+			return 0, fmt.Errorf("%s beside %s: %w", kv.Key, key, ErrSideExists)
+		}
+		return 0, errNotOurs // unreached: the compares and the reads see one revision
 	})
 	if errors.Is(err, ErrNoSpace) {
 		if r, serr := s.settleCreate(ctx, key, value); serr != nil {
@@ -161,19 +194,26 @@ func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 // caller can retry without reading again; if the key is gone, ErrNotFound.
 func (s *Store) Update(ctx context.Context, key string, value []byte, modRev int64) (int64, KV, error) {
 	defer s.observe("update", key, time.Now())
-	return s.swap(ctx, "update", key, clientv3.OpPut(key, string(value)), value, modRev)
+	return s.swap(ctx, "update", key, []clientv3.Op{clientv3.OpPut(key, string(value))}, value, modRev)
 }
 
-// Delete removes key if its mod revision is still modRev. On a conflict it
-// returns ErrConflict and the current KV, like Update.
-func (s *Store) Delete(ctx context.Context, key string, modRev int64) (int64, KV, error) {
+// Delete removes key if its mod revision is still modRev, and with it each
+// of sides (keys written beside the object by CreateWith; absent ones are
+// no error) in the same transaction. On a conflict it returns ErrConflict
+// and the current KV, like Update, and removes nothing.
+func (s *Store) Delete(ctx context.Context, key string, modRev int64, sides ...string) (int64, KV, error) {
 	defer s.observe("delete", key, time.Now())
-	return s.swap(ctx, "delete", key, clientv3.OpDelete(key), nil, modRev)
+	then := make([]clientv3.Op, 0, 1+len(sides))
+	then = append(then, clientv3.OpDelete(key))
+	for _, k := range sides {
+		then = append(then, clientv3.OpDelete(k))
+	}
+	return s.swap(ctx, "delete", key, then, nil, modRev)
 }
 
-// swap applies then (a put of value, or a delete when value is nil) if
+// swap applies then (puts of value, or deletes when value is nil) if
 // key's mod revision is still modRev.
-func (s *Store) swap(ctx context.Context, opName, key string, then clientv3.Op, value []byte, modRev int64) (int64, KV, error) {
+func (s *Store) swap(ctx context.Context, opName, key string, then []clientv3.Op, value []byte, modRev int64) (int64, KV, error) {
 	// An attempt's answer: the revision written, or the key as the failed
 	// precondition found it.
 	type swapped struct {
@@ -183,7 +223,7 @@ func (s *Store) swap(ctx context.Context, opName, key string, then clientv3.Op, 
 	res, err := do(s, ctx, opName, key, func(ctx context.Context, retried bool) (swapped, error) {
 		resp, err := s.writer(retried).Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", modRev)).
-			Then(then).
+			Then(then...).
 			Else(clientv3.OpGet(key)).
 			Commit()
 		if err != nil {

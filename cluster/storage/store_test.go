@@ -75,3 +75,65 @@ func TestStoreTransactions(t *testing.T) {
 		t.Fatalf("list at a compacted revision: %v", err)
 	}
 }
+
+// CreateWith writes the object and its side keys in one transaction, or
+// nothing: a side key held by another object fails it with ErrSideExists,
+// the object's own key with ErrExists, and neither failure writes (etcd's
+// revision stays). Delete with sides removes them all at one revision.
+func TestCreateWithSidesIsOneTransaction(t *testing.T) {
+	_, cli := testenv.Etcd(t)
+	s := storage.NewStore(cli, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const a, b, ip = "/registry/things/ns/a", "/registry/things/ns/b", "/registry/serviceips/10.96.0.9"
+	revision := func() int64 {
+		t.Helper()
+		r, err := s.Revision(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	modRev := func(key string) int64 {
+		t.Helper()
+		resp, err := cli.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Kvs) == 0 {
+			return 0
+		}
+		return resp.Kvs[0].ModRevision
+	}
+
+	rev, err := s.CreateWith(ctx, a, []byte("A"), storage.KV{Key: ip, Value: []byte("ns/a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if modRev(a) != rev || modRev(ip) != rev {
+		t.Fatalf("object at %d, side at %d, create answered %d: want one revision", modRev(a), modRev(ip), rev)
+	}
+	before := revision()
+	if _, err := s.CreateWith(ctx, b, []byte("B"), storage.KV{Key: ip, Value: []byte("ns/b")}); !errors.Is(err, storage.ErrSideExists) || errors.Is(err, storage.ErrExists) {
+		t.Fatalf("create beside a held side key: %v, want ErrSideExists", err)
+	}
+	if _, err := s.CreateWith(ctx, a, []byte("A2"), storage.KV{Key: "/registry/serviceips/10.96.0.10", Value: []byte("ns/a")}); !errors.Is(err, storage.ErrExists) {
+		t.Fatalf("create of a present key: %v, want ErrExists", err)
+	}
+	if after := revision(); after != before || modRev(b) != 0 || modRev("/registry/serviceips/10.96.0.10") != 0 {
+		t.Fatalf("failed creates wrote: revision %d → %d, b at %d", before, after, modRev(b))
+	}
+	if _, _, err := s.Delete(ctx, a, rev-1, ip); !errors.Is(err, storage.ErrConflict) || modRev(ip) != rev {
+		t.Fatalf("stale delete: %v, side at %d (want it kept at %d)", err, modRev(ip), rev)
+	}
+	drev, _, err := s.Delete(ctx, a, rev, ip, "/registry/serviceips/absent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if modRev(a) != 0 || modRev(ip) != 0 || revision() != drev {
+		t.Fatalf("delete at %d left object at %d, side at %d", drev, modRev(a), modRev(ip))
+	}
+	if _, err := s.CreateWith(ctx, b, []byte("B"), storage.KV{Key: ip, Value: []byte("ns/b")}); err != nil {
+		t.Fatalf("the freed side key: %v", err)
+	}
+}
