@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -445,31 +446,38 @@ func TestServiceClusterIP(t *testing.T) {
 
 // A Service and its cluster IP are one etcd transaction: the IP's key is
 // written at the Service's resourceVersion and removed at its delete's, a
-// create that fails (the name taken, the IP held) writes nothing at all,
-// and a deleted Service's IP can be taken again at once.
+// create that fails (the name taken, the IP held) writes neither at any
+// revision (etcd's history says so; the apiserver's own background
+// writes may come in between), and a deleted Service's IP can be taken
+// again at once.
 func TestServiceClusterIPIsWrittenWithTheService(t *testing.T) {
 	e := newEnv(t)
 	ctx := ctxT(t)
 	svcs := e.cs.CoreV1().Services("default")
-	ipKeys := func() map[string]int64 {
+	// keysAt: every Service and IP key with its mod revision, as of rev
+	// (0: now), and the revision read.
+	keysAt := func(rev int64) (map[string]int64, int64) {
 		t.Helper()
-		resp, err := e.etcd.Get(ctx, "/registry/serviceips/", clientv3.WithPrefix())
-		if err != nil {
-			t.Fatal(err)
-		}
 		out := map[string]int64{}
-		for _, kv := range resp.Kvs {
-			out[strings.TrimPrefix(string(kv.Key), "/registry/serviceips/")] = kv.ModRevision
+		var at int64
+		for _, prefix := range []string{"/registry/serviceips/", "/registry/services/"} {
+			opts := []clientv3.OpOption{clientv3.WithPrefix()}
+			if rev > 0 {
+				opts = append(opts, clientv3.WithRev(rev))
+			}
+			resp, err := e.etcd.Get(ctx, prefix, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at = resp.Header.Revision
+			for _, kv := range resp.Kvs {
+				out[string(kv.Key)] = kv.ModRevision
+			}
 		}
-		return out
-	}
-	revision := func() int64 {
-		t.Helper()
-		resp, err := e.etcd.Get(ctx, "/registry/", clientv3.WithCountOnly())
-		if err != nil {
-			t.Fatal(err)
+		if rev > 0 {
+			at = rev
 		}
-		return resp.Header.Revision
+		return out, at
 	}
 	web := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.ServiceSpec{
 		Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}}}
@@ -477,11 +485,11 @@ func TestServiceClusterIPIsWrittenWithTheService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ip := got.Spec.ClusterIP
-	if rv := ipKeys()[ip]; strconv.FormatInt(rv, 10) != got.ResourceVersion {
-		t.Fatalf("IP %s written at revision %d, the Service at %s: want one transaction", ip, rv, got.ResourceVersion)
+	ip, ipKey := got.Spec.ClusterIP, "/registry/serviceips/"+got.Spec.ClusterIP
+	keys, before := keysAt(0)
+	if strconv.FormatInt(keys[ipKey], 10) != got.ResourceVersion {
+		t.Fatalf("IP %s written at revision %d, the Service at %s: want one transaction", ip, keys[ipKey], got.ResourceVersion)
 	}
-	before, keys := revision(), len(ipKeys())
 	if _, err := svcs.Create(ctx, web, metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("second create of web: %v, want AlreadyExists", err)
 	}
@@ -490,17 +498,76 @@ func TestServiceClusterIPIsWrittenWithTheService(t *testing.T) {
 	if _, err := svcs.Create(ctx, taker, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
 		t.Fatalf("a create asking for web's IP: %v, want Invalid", err)
 	}
-	if after := revision(); after != before || len(ipKeys()) != keys {
-		t.Fatalf("failed creates wrote: etcd revision %d → %d, IP keys %d → %d", before, after, keys, len(ipKeys()))
+	_, after := keysAt(0)
+	for r := before + 1; r <= after; r++ {
+		if at, _ := keysAt(r); !maps.Equal(at, keys) {
+			t.Fatalf("failed creates wrote: at revision %d the Service and IP keys are %v, were %v", r, at, keys)
+		}
 	}
 	if err := svcs.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, held := ipKeys()[ip]; held || revision() != before+1 {
-		t.Fatalf("after web's delete: IP %s held %v, etcd revision %d (want %d: one transaction)", ip, held, revision(), before+1)
+	// The revision at which web's key went must be the one at which its
+	// IP's went.
+	_, now := keysAt(0)
+	gone := map[string]int64{}
+	for r := after + 1; r <= now; r++ {
+		at, _ := keysAt(r)
+		for _, k := range []string{ipKey, "/registry/services/specs/default/web"} {
+			if _, held := at[k]; !held && gone[k] == 0 {
+				gone[k] = r
+			}
+		}
+	}
+	if len(gone) != 2 || gone[ipKey] != gone["/registry/services/specs/default/web"] {
+		t.Fatalf("after web's delete: keys gone at revisions %v, want both at one", gone)
 	}
 	if got, err := svcs.Create(ctx, taker, metav1.CreateOptions{}); err != nil || got.Spec.ClusterIP != ip {
 		t.Fatalf("a create asking for the freed IP %s: %v %v", ip, got.Spec.ClusterIP, err)
+	}
+}
+
+// A Service turned ExternalName gives its cluster IP up, and one turned
+// back takes a new one, each in the update's own transaction.
+func TestServiceTypeChangeTakesAndGivesUpItsClusterIP(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxT(t)
+	svcs := e.cs.CoreV1().Services("default")
+	heldAt := func(ip string) int64 {
+		t.Helper()
+		resp, err := e.etcd.Get(ctx, "/registry/serviceips/"+ip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Kvs) == 0 {
+			return 0
+		}
+		return resp.Kvs[0].ModRevision
+	}
+	svc, err := svcs.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "flip"}, Spec: corev1.ServiceSpec{
+		Selector: map[string]string{"app": "flip"}, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := svc.Spec.ClusterIP
+	svc.Spec.Type, svc.Spec.ExternalName = corev1.ServiceTypeExternalName, "example.com"
+	svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "", nil
+	if svc, err = svcs.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.ClusterIP != "" || heldAt(first) != 0 {
+		t.Fatalf("turned ExternalName: clusterIP %q, its old IP %s still held at %d", svc.Spec.ClusterIP, first, heldAt(first))
+	}
+	svc.Spec.Type, svc.Spec.ExternalName = corev1.ServiceTypeClusterIP, ""
+	if svc, err = svcs.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ip := svc.Spec.ClusterIP
+	if !strings.HasPrefix(ip, "10.96.") || strconv.FormatInt(heldAt(ip), 10) != svc.ResourceVersion {
+		t.Fatalf("turned ClusterIP: clusterIP %q held at %d, the update at %s: want one transaction", ip, heldAt(ip), svc.ResourceVersion)
+	}
+	if err := svcs.Delete(ctx, "flip", metav1.DeleteOptions{}); err != nil || heldAt(ip) != 0 {
+		t.Fatalf("delete: %v; IP %s held at %d", err, ip, heldAt(ip))
 	}
 }
 

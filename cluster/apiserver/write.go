@@ -233,11 +233,18 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 		if q.dryRun() {
 			return q.fromStorage(obj), nil
 		}
-		val, err := encodeStored(sr, obj)
-		if err != nil {
-			return nil, apierrors.NewInternalError(err)
+		encode := func() ([]byte, error) { return encodeStored(sr, obj) }
+		var rev int64
+		var now storage.KV
+		if svc, ok := obj.(*corev1.Service); ok {
+			// A Service's cluster IP is taken or given up in its update's
+			// own transaction.
+			rev, now, err = q.s.updateService(q.ctx(), key, svc, old.(*corev1.Service), curRev, encode)
+		} else if val, eerr := encode(); eerr != nil {
+			return nil, apierrors.NewInternalError(eerr)
+		} else {
+			rev, now, err = q.s.store.Update(q.ctx(), key, val, curRev)
 		}
-		rev, now, err := q.s.store.Update(q.ctx(), key, val, curRev)
 		if err == nil {
 			m.ResourceVersion = itoa(rev)
 			sr.setTypeMeta(obj)

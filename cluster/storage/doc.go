@@ -7,9 +7,10 @@
 //     is a transaction on the key's absence, an update or delete is a
 //     transaction on the mod revision the caller read, so a stale writer gets
 //     ErrConflict and nothing is written (optimistic concurrency, no locks).
-//     CreateWith and Delete write an object's side keys (a Service's
-//     cluster IP) in the object's own transaction: both or neither, one
-//     Raft commit.
+//     CreateWith, UpdateWith and Delete write an object's side keys (a
+//     Service's cluster IP: taken on create or on an update that needs
+//     one, given up on delete or on an update that holds it no more) in
+//     the object's own transaction: all or nothing, one Raft commit.
 //     A request etcd leaves unanswered (a dead or cut-off leader) is sent
 //     again within its Retry bounds (retry.go), its first attempt still
 //     awaited beside the resends (a slow etcd answers it); a retried write

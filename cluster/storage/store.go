@@ -193,8 +193,24 @@ func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 // On a conflict it returns ErrConflict together with the current KV, so the
 // caller can retry without reading again; if the key is gone, ErrNotFound.
 func (s *Store) Update(ctx context.Context, key string, value []byte, modRev int64) (int64, KV, error) {
+	return s.UpdateWith(ctx, key, value, modRev, nil, nil)
+}
+
+// UpdateWith is Update that, in the same transaction, creates each of
+// sides (absent ones only: one held already fails the update with
+// ErrSideExists and writes nothing) and removes each of gone: a Service
+// whose update takes a cluster IP or gives one up.
+func (s *Store) UpdateWith(ctx context.Context, key string, value []byte, modRev int64, sides []KV, gone []string) (int64, KV, error) {
 	defer s.observe("update", key, time.Now())
-	return s.swap(ctx, "update", key, []clientv3.Op{clientv3.OpPut(key, string(value))}, value, modRev)
+	then := make([]clientv3.Op, 0, 1+len(sides)+len(gone))
+	then = append(then, clientv3.OpPut(key, string(value)))
+	for _, kv := range sides {
+		then = append(then, clientv3.OpPut(kv.Key, string(kv.Value)))
+	}
+	for _, k := range gone {
+		then = append(then, clientv3.OpDelete(k))
+	}
+	return s.swap(ctx, "update", key, then, sides, value, modRev)
 }
 
 // Delete removes key if its mod revision is still modRev, and with it each
@@ -208,30 +224,42 @@ func (s *Store) Delete(ctx context.Context, key string, modRev int64, sides ...s
 	for _, k := range sides {
 		then = append(then, clientv3.OpDelete(k))
 	}
-	return s.swap(ctx, "delete", key, then, nil, modRev)
+	return s.swap(ctx, "delete", key, then, nil, nil, modRev)
 }
 
-// swap applies then (puts of value, or deletes when value is nil) if
-// key's mod revision is still modRev.
-func (s *Store) swap(ctx context.Context, opName, key string, then []clientv3.Op, value []byte, modRev int64) (int64, KV, error) {
+// swap applies then (a put of value and its side keys' writes, or deletes
+// when value is nil) if key's mod revision is still modRev and each of
+// sides is absent.
+func (s *Store) swap(ctx context.Context, opName, key string, then []clientv3.Op, sides []KV, value []byte, modRev int64) (int64, KV, error) {
 	// An attempt's answer: the revision written, or the key as the failed
 	// precondition found it.
 	type swapped struct {
 		rev int64
 		cur KV
 	}
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", modRev)}
+	gets := []clientv3.Op{clientv3.OpGet(key)}
+	for _, kv := range sides {
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(kv.Key), "=", 0))
+		gets = append(gets, clientv3.OpGet(kv.Key, clientv3.WithCountOnly()))
+	}
 	res, err := do(s, ctx, opName, key, func(ctx context.Context, retried bool) (swapped, error) {
-		resp, err := s.writer(retried).Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(key), "=", modRev)).
-			Then(then...).
-			Else(clientv3.OpGet(key)).
-			Commit()
+		resp, err := s.writer(retried).Txn(ctx).If(cmps...).Then(then...).Else(gets...).Commit()
 		if err != nil {
 			return swapped{}, fmt.Errorf("etcd %s %s: %w", opName, key, err)
 		}
 		s.sawTerm(resp.Header.RaftTerm)
 		if resp.Succeeded {
 			return swapped{rev: resp.Header.Revision}, nil
+		}
+		if kv := elseKV(resp); kv != nil && kv.ModRevision == modRev {
+			// The key is as the caller read it, so no attempt of this
+			// write applied: a side key is held.
+			for i, side := range sides {
+				if resp.Responses[1+i].GetResponseRange().GetCount() > 0 {
+					return swapped{}, fmt.Errorf("%s beside %s: %w", side.Key, key, ErrSideExists)
+				}
+			}
 		}
 		if retried {
 			// An unanswered attempt may have been the change.

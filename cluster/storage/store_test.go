@@ -81,30 +81,8 @@ func TestStoreTransactions(t *testing.T) {
 // the object's own key with ErrExists, and neither failure writes (etcd's
 // revision stays). Delete with sides removes them all at one revision.
 func TestCreateWithSidesIsOneTransaction(t *testing.T) {
-	_, cli := testenv.Etcd(t)
-	s := storage.NewStore(cli, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	s, ctx, revision, modRev := sidesStore(t)
 	const a, b, ip = "/registry/things/ns/a", "/registry/things/ns/b", "/registry/serviceips/10.96.0.9"
-	revision := func() int64 {
-		t.Helper()
-		r, err := s.Revision(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	modRev := func(key string) int64 {
-		t.Helper()
-		resp, err := cli.Get(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(resp.Kvs) == 0 {
-			return 0
-		}
-		return resp.Kvs[0].ModRevision
-	}
 
 	rev, err := s.CreateWith(ctx, a, []byte("A"), storage.KV{Key: ip, Value: []byte("ns/a")})
 	if err != nil {
@@ -136,4 +114,68 @@ func TestCreateWithSidesIsOneTransaction(t *testing.T) {
 	if _, err := s.CreateWith(ctx, b, []byte("B"), storage.KV{Key: ip, Value: []byte("ns/b")}); err != nil {
 		t.Fatalf("the freed side key: %v", err)
 	}
+}
+
+// UpdateWith takes side keys (absent ones only) and removes others in the
+// update's own transaction; a held side key fails it with ErrSideExists
+// and nothing is written, and a stale update is still ErrConflict.
+func TestUpdateWithSidesIsOneTransaction(t *testing.T) {
+	s, ctx, revision, modRev := sidesStore(t)
+	const key, held, free = "/registry/things/ns/svc", "/registry/serviceips/10.96.0.20", "/registry/serviceips/10.96.0.21"
+	rev, err := s.CreateWith(ctx, key, []byte("v1"), storage.KV{Key: held, Value: []byte("ns/svc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, "/registry/serviceips/10.96.0.22", []byte("ns/other")); err != nil {
+		t.Fatal(err)
+	}
+	before := revision()
+	_, _, err = s.UpdateWith(ctx, key, []byte("v2"), rev, []storage.KV{{Key: "/registry/serviceips/10.96.0.22", Value: []byte("ns/svc")}}, []string{held})
+	if !errors.Is(err, storage.ErrSideExists) {
+		t.Fatalf("update taking a held side key: %v, want ErrSideExists", err)
+	}
+	if after := revision(); after != before {
+		t.Fatalf("the refused update wrote: revision %d → %d", before, after)
+	}
+	if _, _, err := s.UpdateWith(ctx, key, []byte("stale"), rev-1, []storage.KV{{Key: free, Value: []byte("ns/svc")}}, nil); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("stale update: %v, want ErrConflict", err)
+	}
+	rev2, _, err := s.UpdateWith(ctx, key, []byte("v2"), rev, []storage.KV{{Key: free, Value: []byte("ns/svc")}}, []string{held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]int64{key: rev2, free: rev2, held: 0} {
+		if got := modRev(k); got != want {
+			t.Fatalf("%s at revision %d, want %d (0: absent)", k, got, want)
+		}
+	}
+}
+
+// sidesStore is a Store on a fresh etcd, a context for the test, and
+// readers of etcd's revision and of a key's mod revision (0: absent).
+func sidesStore(t *testing.T) (*storage.Store, context.Context, func() int64, func(string) int64) {
+	_, cli := testenv.Etcd(t)
+	s := storage.NewStore(cli, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	revision := func() int64 {
+		t.Helper()
+		r, err := s.Revision(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	modRev := func(key string) int64 {
+		t.Helper()
+		resp, err := cli.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Kvs) == 0 {
+			return 0
+		}
+		return resp.Kvs[0].ModRevision
+	}
+	return s, ctx, revision, modRev
 }
