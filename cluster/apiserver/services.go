@@ -26,19 +26,12 @@ var servicesGR = corev1.Resource("services")
 // maxIPDraws bounds the random cluster IPs a Service's write tries.
 const maxIPDraws = 64
 
-// createService stores a new Service (encoded by encode, once its cluster
-// IP is set) together with its cluster IP's key, in one etcd transaction:
-// the IP is held if and only if the Service is stored, so a create that
-// fails (quota, etcd, a name taken) never leaks an IP, and a Service costs
-// one Raft commit, not two.
+// createService stores a new Service that needs a cluster IP (encoded by
+// encode, once its IP is set) together with its IP's key, in one etcd
+// transaction: the IP is held if and only if the Service is stored, so a
+// create that fails (etcd, a name taken) never leaks an IP, and a Service
+// costs one Raft commit, not two.
 func (s *Server) createService(ctx context.Context, key string, svc *corev1.Service, encode func() ([]byte, error)) (int64, error) {
-	if !needsClusterIP(svc) {
-		val, err := encode()
-		if err != nil {
-			return 0, apierrors.NewInternalError(err)
-		}
-		return s.store.Create(ctx, key, val)
-	}
 	var rev int64
 	err := withClusterIP(svc, encode, func(val []byte, ip storage.KV) (err error) {
 		rev, err = s.store.CreateWith(ctx, key, val, ip)

@@ -134,7 +134,7 @@ func (q *request) createObject(obj runtime.Object, track bool) error {
 	key := sr.key(m.Namespace, m.Name)
 	encode := func() ([]byte, error) { return encodeStored(sr, q.toStorage(obj)) }
 	var rev int64
-	if svc, ok := obj.(*corev1.Service); ok {
+	if svc, ok := obj.(*corev1.Service); ok && needsClusterIP(svc) {
 		rev, err = q.s.createService(q.ctx(), key, svc, encode)
 	} else if val, eerr := encode(); eerr != nil {
 		err = apierrors.NewInternalError(eerr)

@@ -118,17 +118,7 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 // Create; a side key present is ErrSideExists (nothing was written).
 func (s *Store) CreateWith(ctx context.Context, key string, value []byte, sides ...KV) (int64, error) {
 	defer s.observe("create", key, time.Now())
-	cmps := make([]clientv3.Cmp, 0, 1+len(sides))
-	puts := make([]clientv3.Op, 0, 1+len(sides))
-	gets := make([]clientv3.Op, 0, 1+len(sides))
-	cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
-	puts = append(puts, clientv3.OpPut(key, string(value)))
-	gets = append(gets, clientv3.OpGet(key))
-	for _, kv := range sides {
-		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(kv.Key), "=", 0))
-		puts = append(puts, clientv3.OpPut(kv.Key, string(kv.Value)))
-		gets = append(gets, clientv3.OpGet(kv.Key))
-	}
+	cmps, puts, gets := sideOps(clientv3.Compare(clientv3.CreateRevision(key), "=", 0), clientv3.OpPut(key, string(value)), key, sides)
 	rev, err := do(s, ctx, "create", key, func(ctx context.Context, retried bool) (int64, error) {
 		resp, err := s.writer(retried).Txn(ctx).If(cmps...).Then(puts...).Else(gets...).Commit()
 		if err != nil {
@@ -145,19 +135,15 @@ func (s *Store) CreateWith(ctx context.Context, key string, value []byte, sides 
 			return s.createdBy(ctx, key, own, value)
 		}
 		// The object's key is absent: a side key failed the precondition.
-		for i, kv := range sides {
-			r := resp.Responses[1+i].GetResponseRange()
-			if r == nil || len(r.Kvs) == 0 {
-				continue
-			}
-			if retried && bytes.Equal(r.Kvs[0].Value, kv.Value) {
-				// Maybe this write's own side key, its object
-				// deleted since: whose it is, history would tell.
-				return 0, errNotOurs
-			}
-			return 0, fmt.Errorf("%s beside %s: %w", kv.Key, key, ErrSideExists)
+		side, stored := heldSide(resp, sides)
+		if side == nil || (retried && bytes.Equal(stored, side.Value)) {
+			// Maybe this write's own side key, its object deleted
+			// since: whose it is, history would tell. (No side held
+			// is not reached: the compares and the reads see one
+			// revision.)
+			return 0, errNotOurs
 		}
-		return 0, errNotOurs // unreached: the compares and the reads see one revision
+		return 0, fmt.Errorf("%s beside %s: %w", side.Key, key, ErrSideExists)
 	})
 	if errors.Is(err, ErrNoSpace) {
 		if r, serr := s.settleCreate(ctx, key, value); serr != nil {
@@ -202,15 +188,7 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, modRev int
 // whose update takes a cluster IP or gives one up.
 func (s *Store) UpdateWith(ctx context.Context, key string, value []byte, modRev int64, sides []KV, gone []string) (int64, KV, error) {
 	defer s.observe("update", key, time.Now())
-	then := make([]clientv3.Op, 0, 1+len(sides)+len(gone))
-	then = append(then, clientv3.OpPut(key, string(value)))
-	for _, kv := range sides {
-		then = append(then, clientv3.OpPut(kv.Key, string(kv.Value)))
-	}
-	for _, k := range gone {
-		then = append(then, clientv3.OpDelete(k))
-	}
-	return s.swap(ctx, "update", key, then, sides, value, modRev)
+	return s.swap(ctx, "update", key, clientv3.OpPut(key, string(value)), sides, gone, value, modRev)
 }
 
 // Delete removes key if its mod revision is still modRev, and with it each
@@ -219,29 +197,22 @@ func (s *Store) UpdateWith(ctx context.Context, key string, value []byte, modRev
 // and the current KV, like Update, and removes nothing.
 func (s *Store) Delete(ctx context.Context, key string, modRev int64, sides ...string) (int64, KV, error) {
 	defer s.observe("delete", key, time.Now())
-	then := make([]clientv3.Op, 0, 1+len(sides))
-	then = append(then, clientv3.OpDelete(key))
-	for _, k := range sides {
-		then = append(then, clientv3.OpDelete(k))
-	}
-	return s.swap(ctx, "delete", key, then, nil, nil, modRev)
+	return s.swap(ctx, "delete", key, clientv3.OpDelete(key), nil, sides, nil, modRev)
 }
 
-// swap applies then (a put of value and its side keys' writes, or deletes
-// when value is nil) if key's mod revision is still modRev and each of
-// sides is absent.
-func (s *Store) swap(ctx context.Context, opName, key string, then []clientv3.Op, sides []KV, value []byte, modRev int64) (int64, KV, error) {
+// swap applies own (a put of value, or a delete when value is nil) if
+// key's mod revision is still modRev and each of sides is absent, and in
+// the same transaction writes sides and removes gone.
+func (s *Store) swap(ctx context.Context, opName, key string, own clientv3.Op, sides []KV, gone []string, value []byte, modRev int64) (int64, KV, error) {
 	// An attempt's answer: the revision written, or the key as the failed
 	// precondition found it.
 	type swapped struct {
 		rev int64
 		cur KV
 	}
-	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", modRev)}
-	gets := []clientv3.Op{clientv3.OpGet(key)}
-	for _, kv := range sides {
-		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(kv.Key), "=", 0))
-		gets = append(gets, clientv3.OpGet(kv.Key, clientv3.WithCountOnly()))
+	cmps, then, gets := sideOps(clientv3.Compare(clientv3.ModRevision(key), "=", modRev), own, key, sides)
+	for _, k := range gone {
+		then = append(then, clientv3.OpDelete(k))
 	}
 	res, err := do(s, ctx, opName, key, func(ctx context.Context, retried bool) (swapped, error) {
 		resp, err := s.writer(retried).Txn(ctx).If(cmps...).Then(then...).Else(gets...).Commit()
@@ -255,10 +226,8 @@ func (s *Store) swap(ctx context.Context, opName, key string, then []clientv3.Op
 		if kv := elseKV(resp); kv != nil && kv.ModRevision == modRev {
 			// The key is as the caller read it, so no attempt of this
 			// write applied: a side key is held.
-			for i, side := range sides {
-				if resp.Responses[1+i].GetResponseRange().GetCount() > 0 {
-					return swapped{}, fmt.Errorf("%s beside %s: %w", side.Key, key, ErrSideExists)
-				}
+			if side, _ := heldSide(resp, sides); side != nil {
+				return swapped{}, fmt.Errorf("%s beside %s: %w", side.Key, key, ErrSideExists)
 			}
 		}
 		if retried {
@@ -280,6 +249,32 @@ func (s *Store) swap(ctx context.Context, opName, key string, then []clientv3.Op
 		return 0, cur, err
 	}
 	return rev, KV{}, nil
+}
+
+// sideOps is a transaction on the object at key (its compare cmp and its
+// operation op) with sides beside it: each side key absent, put, and read
+// back by the Else branch after the object's own read (heldSide).
+func sideOps(cmp clientv3.Cmp, op clientv3.Op, key string, sides []KV) (cmps []clientv3.Cmp, then, gets []clientv3.Op) {
+	cmps = append(make([]clientv3.Cmp, 0, 1+len(sides)), cmp)
+	then = append(make([]clientv3.Op, 0, 1+len(sides)), op)
+	gets = append(make([]clientv3.Op, 0, 1+len(sides)), clientv3.OpGet(key))
+	for _, kv := range sides {
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(kv.Key), "=", 0))
+		then = append(then, clientv3.OpPut(kv.Key, string(kv.Value)))
+		gets = append(gets, clientv3.OpGet(kv.Key))
+	}
+	return cmps, then, gets
+}
+
+// heldSide is the first of sides that a failed sideOps transaction found
+// present, with the value stored there; nil if none.
+func heldSide(resp *clientv3.TxnResponse, sides []KV) (*KV, []byte) {
+	for i := range sides {
+		if r := resp.Responses[1+i].GetResponseRange(); r != nil && len(r.Kvs) > 0 {
+			return &sides[i], r.Kvs[0].Value
+		}
+	}
+	return nil, nil
 }
 
 // elseKV is the key as the Else branch's OpGet read it, nil if absent.
