@@ -21,7 +21,7 @@ RUNC          := github.com/opencontainers/runc
 tools_version  = $(shell awk '$$1 == "$(1)" { print $$2; exit }' tools/go.mod)
 NODE_BINS     := $(addprefix bin/,containerd containerd-shim-runc-v2 runc bridge host-local portmap loopback)
 
-.PHONY: all build node-bins image-bins libseccomp test fuzz fuzz-ci bench bench-api bench-node bench-nodes bench-sched chaos nightly lint fmt clean
+.PHONY: all build node-bins image-bins libseccomp test test-times fuzz fuzz-ci bench bench-api bench-node bench-nodes bench-sched chaos nightly lint fmt clean
 
 all: build
 
@@ -71,11 +71,21 @@ libseccomp:
 image-bins:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/ ./cmd/kstep-pause ./cmd/kstep-app
 
-# Every test, then every fuzz target of the apiserver's decode path for 60 s
-# (the first fuzz build instruments the apiserver's test binary: minutes).
+# Every test of make test's tier (docs/testing.md: a test of another tier
+# skips itself), then every fuzz target of the apiserver's decode path for
+# 30 s (the first fuzz build instruments the apiserver's test binary).
+# Budget: 20 minutes on 2 cores.
 test: build
-	KSTEP_BIN=$(KSTEP_BIN) $(GO) test -count=1 -timeout 45m ./...
+	KSTEP_BIN=$(KSTEP_BIN) KSTEP_TIER=test $(GO) test -count=1 -timeout 45m ./...
 	$(MAKE) fuzz-ci
+
+# make test's Go tests through `go test -json`, then where the time went:
+# the 30 slowest tests and every package's wall time (hack/testtimes). The
+# event stream stays in TEST_JSON.
+TEST_JSON ?= /tmp/kstep-test.json
+test-times: build
+	KSTEP_BIN=$(KSTEP_BIN) KSTEP_TIER=test $(GO) test -count=1 -timeout 45m -json ./... > $(TEST_JSON); \
+		status=$$?; $(GO) run ./hack/testtimes -n 30 $(TEST_JSON); exit $$status
 
 # Fuzz the apiserver's decode path (JSON, YAML, protobuf bodies, the three
 # patch kinds, label and field selectors): every Fuzz* target for FUZZTIME

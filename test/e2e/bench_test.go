@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/bench"
 	"github.com/kstep-dev/kstep/results"
 )
 
@@ -35,12 +37,19 @@ func exitCode(t *testing.T, command string, err error, output []byte) int {
 	return 0
 }
 
-// TestBenchQuickCausal runs the quick profile three times on each provider
-// (a set: --repeat 3): every run is valid, no transition has a negative
-// sample (each starts from a stamp that causally precedes its end), pods on
-// real and hollow nodes are reported apart, and ⑦ on hollow nodes is
+// TestBenchQuickCausal runs the quick profile once on each provider, the
+// bench smoke of make test: the run is valid, no transition has a negative
+// sample (each starts from a stamp that causally precedes its end), pods
+// on real and hollow nodes are reported apart, and ⑦ on hollow nodes is
 // simulated, with no verdict.
-func TestBenchQuickCausal(t *testing.T) {
+func TestBenchQuickCausal(t *testing.T) { benchQuickCausal(t, 1) }
+
+// TestBenchQuickCausalSet is TestBenchQuickCausal as a set of three runs
+// (--repeat 3), each on a fresh cluster: every run of the set holds the
+// same (make nightly).
+func TestBenchQuickCausalSet(t *testing.T) { benchQuickCausal(t, 3) }
+
+func benchQuickCausal(t *testing.T, repeat int) {
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
 			if prov == "docker" {
@@ -48,8 +57,8 @@ func TestBenchQuickCausal(t *testing.T) {
 			}
 			out := filepath.Join(t.TempDir(), "set")
 			start := time.Now()
-			code, output := runBench(t, 20*time.Minute, "--profile", "quick", "--provider", prov, "--repeat", "3", "--out", out)
-			t.Logf("3 quick runs on %s in %s", prov, time.Since(start).Round(time.Second))
+			code, output := runBench(t, 20*time.Minute, "--profile", "quick", "--provider", prov, "--repeat", strconv.Itoa(repeat), "--out", out)
+			t.Logf("%d quick run(s) on %s in %s", repeat, prov, time.Since(start).Round(time.Second))
 			if code != 0 {
 				t.Fatalf("exit %d, want 0:\n%s", code, output)
 			}
@@ -57,8 +66,8 @@ func TestBenchQuickCausal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(set.Runs) != 3 {
-				t.Fatalf("%d runs in the set, want 3", len(set.Runs))
+			if len(set.Runs) != repeat {
+				t.Fatalf("%d runs in the set, want %d", len(set.Runs), repeat)
 			}
 			for i, r := range set.Runs {
 				if !r.Valid || len(r.Negative) > 0 {
@@ -109,6 +118,15 @@ func TestBenchQuickCausal(t *testing.T) {
 						t.Errorf("run %d: real nodes ran, but the real population is %+v", i+1, p)
 					}
 					t.Logf("run %d: ⑦ share of the total on real nodes p50 %.1f %% (documented %v)", i+1, p.Step7SharePct.P50, results.DocumentedStep7Share)
+				}
+				if prov == "process" {
+					// The hollow kubelets' Events, on by default: the
+					// check TestHollowStartedEvents makes, on this run.
+					kube, err := bench.ReadKubeEvents(filepath.Join(set.Dirs[i], bench.KubeEventsFile))
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkHollowStartedEvents(t, set.Dirs[i], kube, readPods(t, filepath.Join(set.Dirs[i], "pods.jsonl")))
 				}
 			}
 		})

@@ -97,27 +97,31 @@ func TestChaosExternal(t *testing.T) {
 		}
 	}
 
-	start = time.Now()
-	code, output, rep = runChaos(t, 8*time.Minute, "--provider", "external", "--kubeconfig", kc, "--scenario", "api-workload", "--gate", "ci")
-	t.Logf("api-workload through external, without --allow-disruption, in %s:\n%s", time.Since(start).Round(time.Second), output)
-	if code != 0 || rep == nil {
-		t.Fatalf("api-workload: exit %d, want 0 (the ci gate passed)", code)
-	}
-	if !rep.Passed || len(rep.Faults) != 2 {
-		t.Fatalf("api-workload: passed %v with %d faults, want passed, 2", rep.Passed, len(rep.Faults))
-	}
-	for _, f := range rep.Faults {
-		if f.Error != "" || len(f.ReplicaSets) == 0 || !f.Detection.Observed() || !f.Recovery.Observed() {
-			t.Errorf("fault %s: error %q ReplicaSets %v detection %+v recovery %+v, want ReplicaSets acted on, both measured",
-				f.Name, f.Error, f.ReplicaSets, f.Detection, f.Recovery)
-			continue
+	// The workload faults on the same cluster: a subtest of its own, so
+	// that docs/testing.md can give it a tier of its own.
+	t.Run("api-workload", func(t *testing.T) {
+		start := time.Now()
+		code, output, rep := runChaos(t, 8*time.Minute, "--provider", "external", "--kubeconfig", kc, "--scenario", "api-workload", "--gate", "ci")
+		t.Logf("api-workload through external, without --allow-disruption, in %s:\n%s", time.Since(start).Round(time.Second), output)
+		if code != 0 || rep == nil {
+			t.Fatalf("api-workload: exit %d, want 0 (the ci gate passed)", code)
 		}
-		t.Logf("%s (%s of %d ReplicaSets): detection %s %.0f ms (%s), recovery %s %.0f ms (%s); %s", f.Name, f.Action, len(f.ReplicaSets),
-			f.Detection.Kind, *f.Detection.MS, f.Detection.Note, f.Recovery.Kind, *f.Recovery.MS, f.Recovery.Note, f.Detail)
-	}
-	for _, inv := range rep.Invariants {
-		if inv.Name == chaos.InvRSOver && (!inv.Checked || inv.Count != 0) {
-			t.Errorf("api-workload: %s %+v, want checked and clean under the scaling", inv.Name, inv)
+		if !rep.Passed || len(rep.Faults) != 2 {
+			t.Fatalf("api-workload: passed %v with %d faults, want passed, 2", rep.Passed, len(rep.Faults))
 		}
-	}
+		for _, f := range rep.Faults {
+			if f.Error != "" || len(f.ReplicaSets) == 0 || !f.Detection.Observed() || !f.Recovery.Observed() {
+				t.Errorf("fault %s: error %q ReplicaSets %v detection %+v recovery %+v, want ReplicaSets acted on, both measured",
+					f.Name, f.Error, f.ReplicaSets, f.Detection, f.Recovery)
+				continue
+			}
+			t.Logf("%s (%s of %d ReplicaSets): detection %s %.0f ms (%s), recovery %s %.0f ms (%s); %s", f.Name, f.Action, len(f.ReplicaSets),
+				f.Detection.Kind, *f.Detection.MS, f.Detection.Note, f.Recovery.Kind, *f.Recovery.MS, f.Recovery.Note, f.Detail)
+		}
+		for _, inv := range rep.Invariants {
+			if inv.Name == chaos.InvRSOver && (!inv.Checked || inv.Count != 0) {
+				t.Errorf("api-workload: %s %+v, want checked and clean under the scaling", inv.Name, inv)
+			}
+		}
+	})
 }

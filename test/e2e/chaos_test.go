@@ -105,7 +105,7 @@ func TestAPIServerDeadCostsNoNode(t *testing.T) {
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
 			if prov == "docker" {
-				needDockerNightly(t)
+				needDocker(t)
 			}
 			out := t.TempDir()
 			code, stdout, rep := runChaosIn(t, out, 10*time.Minute, "--scenario", "apiserver-dead", "--gate", "ci", "--provider", prov)
@@ -151,7 +151,7 @@ func TestNoSpaceEvictsNothing(t *testing.T) {
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
 			if prov == "docker" {
-				needDockerNightly(t)
+				needDocker(t)
 			}
 			out := t.TempDir()
 			code, stdout, rep := runChaosIn(t, out, 10*time.Minute, "--scenario", "etcd-nospace", "--gate", "ci", "--provider", prov)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/provider/process"
+	"github.com/kstep-dev/kstep/internal/testenv"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -38,9 +39,12 @@ func up(t *testing.T, p provider.Provider, stateDir string, timeout time.Duratio
 	})
 }
 
-// binary returns the kstep binary under test or skips.
+// binary returns the kstep binary under test, or skips when it is not
+// given or the test belongs to another tier (docs/testing.md): every test
+// here that starts a cluster asks for the binary first.
 func binary(t *testing.T) string {
 	t.Helper()
+	testenv.Tier(t)
 	bin := os.Getenv("KSTEP_BIN")
 	if bin == "" {
 		t.Skip("KSTEP_BIN is not set: run through `make test`, which builds bin/kstep")

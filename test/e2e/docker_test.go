@@ -29,18 +29,6 @@ func needDocker(t *testing.T) {
 	}
 }
 
-// needDockerNightly is needDocker for the docker variants of the long
-// chaos tests, which make test leaves to make nightly (KSTEP_NIGHTLY=1):
-// make chaos runs their scenarios on docker under the stricter default
-// gate, and make test keeps their process variants.
-func needDockerNightly(t *testing.T) {
-	t.Helper()
-	if os.Getenv("KSTEP_NIGHTLY") != "1" {
-		t.Skip("the docker variant runs in make nightly (KSTEP_NIGHTLY=1); make chaos runs the scenario on docker")
-	}
-	needDocker(t)
-}
-
 // runningContainers is what Docker runs of the cluster: actor → container ID.
 func runningContainers(t *testing.T, p *docker.Provider) map[string]string {
 	t.Helper()

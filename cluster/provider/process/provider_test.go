@@ -19,12 +19,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 // kstepBinary returns the kstep binary under test, skipping the test when it
-// is not given.
+// is not given or belongs to another tier (docs/testing.md).
 func kstepBinary(t *testing.T) string {
 	t.Helper()
+	testenv.Tier(t)
 	bin := os.Getenv("KSTEP_BIN")
 	if bin == "" {
 		t.Skip("KSTEP_BIN is not set: run `make test`, or build bin/kstep and set KSTEP_BIN=$PWD/bin/kstep")
