@@ -34,6 +34,9 @@ type User struct {
 	Groups []string
 }
 
+// Authenticated is the group of every authenticated user.
+const Authenticated = "system:authenticated"
+
 // ErrNoCertificate: the request presented no verified client certificate.
 var ErrNoCertificate = errors.New("a client certificate signed by the cluster's CA is required")
 
@@ -48,7 +51,9 @@ func CertUser(r *http.Request) (User, error) {
 	if leaf.Subject.CommonName == "" {
 		return User{}, errors.New("the client certificate has no common name")
 	}
-	return User{Name: leaf.Subject.CommonName, Groups: append([]string(nil), leaf.Subject.Organization...)}, nil
+	// Upstream's authenticators add every authenticated user to
+	// system:authenticated, which the bootstrap policy binds.
+	return User{Name: leaf.Subject.CommonName, Groups: append(append([]string(nil), leaf.Subject.Organization...), Authenticated)}, nil
 }
 
 // Attributes is what a request asks: of a resource (Resource set), or of
