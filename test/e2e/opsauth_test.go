@@ -42,8 +42,15 @@ func TestOpsPortsAuth(t *testing.T) {
 		t.Fatalf("up: %v\n%s", err, logs(cfg.StateDir))
 	}
 	t.Cleanup(func() { _ = p.Down(context.Background()) })
+	checkOpsPortsAuth(ctx, t, p, cfg.StateDir)
+}
 
-	dir := filepath.Join(cfg.StateDir, "pki")
+// checkOpsPortsAuth probes every ops port of p's cluster (a secure one,
+// its PKI in stateDir/pki) as TestOpsPortsAuth says, and drives a hollow
+// kubelet's control as the admin when the cluster has hollow nodes.
+func checkOpsPortsAuth(ctx context.Context, t *testing.T, p provider.Provider, stateDir string) {
+	t.Helper()
+	dir := filepath.Join(stateDir, "pki")
 	ca, err := pki.LoadCA(filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -100,17 +107,23 @@ func TestOpsPortsAuth(t *testing.T) {
 	}
 
 	var ops []provider.Actor
+	var hollow *provider.Actor
+	roles := map[provider.Role]bool{}
 	for _, a := range p.Actors() {
 		switch a.Role {
-		case provider.RoleControllerManager, provider.RoleScheduler, provider.RoleHollowNodes:
+		case provider.RoleControllerManager, provider.RoleScheduler, provider.RoleHollowNodes, provider.RoleNode:
 			if !strings.HasPrefix(a.Endpoint, "https://") {
 				t.Errorf("%s: ops endpoint %s, want https", a.Name, a.Endpoint)
 			}
 			ops = append(ops, a)
+			roles[a.Role] = true
+			if a.Role == provider.RoleHollowNodes {
+				hollow = &a
+			}
 		}
 	}
-	if len(ops) != 3 {
-		t.Fatalf("ops actors %v, want a controller-manager, a scheduler and hollow nodes", ops)
+	if !roles[provider.RoleControllerManager] || !roles[provider.RoleScheduler] || !(roles[provider.RoleHollowNodes] || roles[provider.RoleNode]) {
+		t.Fatalf("ops actors %v, want a controller-manager, a scheduler and nodes", ops)
 	}
 	const stop = hollowctl.Path + "/hollow-1/stop"
 	for _, a := range ops {
@@ -162,8 +175,10 @@ func TestOpsPortsAuth(t *testing.T) {
 		}
 	}
 
+	if hollow == nil {
+		return
+	}
 	// The admin drives the hollow kubelets' control, as chaos does.
-	hollow := ops[2]
 	c := hollowctl.Client{HC: admin, Base: hollow.Endpoint}
 	k, err := c.Stop(ctx, "hollow-1")
 	if err != nil || k.Running {
