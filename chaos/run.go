@@ -236,7 +236,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 type run struct {
 	sc *Scenario
 	p  provider.Provider
-	// admin reaches the apiservers' own endpoints (their link control).
+	// admin reaches the apiservers' own endpoints (their link control)
+	// and the actors' ops ports (the hollow kubelets' control).
 	admin *http.Client
 	cs    kubernetes.Interface
 	etcd  *clientv3.Client
@@ -917,9 +918,13 @@ func (r *run) setFailpoint(ctx context.Context, f Fault, actor string, on bool) 
 }
 
 // hollowKubelet stops or starts the one hollow kubelet rs names, through
-// the hollow-nodes actor's control on its ops endpoint.
+// the hollow-nodes actor's control on its ops endpoint, as the admin (the
+// secure port authorizes the admin's certificate by SubjectAccessReview).
 func (r *run) hollowKubelet(ctx context.Context, rs resolved, start bool) error {
-	c := hollowctl.Client{HC: linkControl, Base: r.actor(rs.actors[0]).Endpoint}
+	c := hollowctl.Client{HC: r.admin, Base: r.actor(rs.actors[0]).Endpoint}
+	// The bound linkControl's timeout gave; the admin client has none.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	var err error
 	if start {
 		_, err = c.Start(ctx, rs.hollow)

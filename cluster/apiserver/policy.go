@@ -59,9 +59,13 @@ func user(name string) rbacv1.Subject {
 // upstream's system:node role, which the node authorizer applies
 // (node_authz.go). A kubelet authorizes the requests to its server by
 // asking a SubjectAccessReview.
-var nodeRules = []rbacv1.PolicyRule{
-	rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews"),
-}
+var nodeRules = []rbacv1.PolicyRule{reviewRule}
+
+// reviewRule lets an actor authorize the callers of its ops port
+// (cluster/opsserver) by SubjectAccessReview, as upstream's
+// system:kube-controller-manager and system:kube-scheduler may (they also
+// create tokenreviews, which kstep does not serve).
+var reviewRule = rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews")
 
 // kubeletAPIAdmin is upstream's system:kubelet-api-admin: the whole
 // kubelet API, which the apiserver's kubelet client needs for logs, exec,
@@ -78,6 +82,8 @@ func bootstrapPolicy() []runtime.Object {
 			NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/", "/healthz", "/livez", "/readyz"}}),
 		clusterRole("system:basic-user", rule([]string{"create"}, []string{"authorization.k8s.io"}, "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
 			rule([]string{"create"}, []string{"authentication.k8s.io"}, "selfsubjectreviews")),
+		// Upstream's: who may read every actor's /metrics and pprof (the
+		// apiservers' and the ops ports', cluster/opsserver).
 		clusterRole("system:monitoring", rbacv1.PolicyRule{Verbs: []string{"get"},
 			NonResourceURLs: []string{"/metrics", "/metrics/*", "/healthz", "/livez", "/readyz", "/debug/pprof", "/debug/pprof/*"}}),
 		// The controller-manager: the garbage collector and the namespace
@@ -88,7 +94,7 @@ func bootstrapPolicy() []runtime.Object {
 			rule([]string{"create"}, apps, "replicasets", "deployments"),
 			rule([]string{"create"}, discovery, "endpointslices"),
 			rule(readWrite, coord, "leases"),
-			eventWrite),
+			eventWrite, reviewRule),
 		// The scheduler: watches nodes and pods, binds, writes the
 		// PodScheduled condition, leads through a Lease.
 		clusterRole("system:kube-scheduler",
@@ -98,7 +104,7 @@ func bootstrapPolicy() []runtime.Object {
 			rule([]string{"patch", "update"}, core, "pods/status"),
 			rule([]string{"delete"}, core, "pods"),
 			rule(readWrite, coord, "leases"),
-			eventWrite),
+			eventWrite, reviewRule),
 		clusterRole("system:node", nodeRules...),
 		clusterRole(kubeletAPIAdmin,
 			rule(read, core, "nodes"),

@@ -22,8 +22,12 @@ import (
 // hollow-nodes actor sends per node. The kubelets' servers have serving
 // certificates for their node names (a real node's, the hollow-nodes
 // actor's for all its nodes), and the apiservers a client certificate for
-// them (kube-apiserver-kubelet-client). An insecure cluster has none of
-// this, so no kubelet server either.
+// them (kube-apiserver-kubelet-client). Every actor with an ops port (the
+// controller-managers, the schedulers, the hollow-nodes actor, the real
+// nodes' kubelets) has a serving certificate for it (ops-<actor>), and
+// the port authorizes its callers' client certificates by
+// SubjectAccessReview (cluster/opsserver). An insecure cluster has none of
+// this, so no kubelet server either, and open ops ports.
 
 // PKIFiles are the paths of a cluster's PKI.
 type PKIFiles struct{ Dir string }
@@ -61,6 +65,27 @@ func (f PKIFiles) kubeletServerArgs(component, listen string) []string {
 	}
 }
 
+// The serving certificate of a component's ops port (cluster/opsserver).
+func (f PKIFiles) opsServingCert(component string) string { return f.path("ops-" + component + ".crt") }
+func (f PKIFiles) opsServingKey(component string) string  { return f.path("ops-" + component + ".key") }
+
+// opsArgs are the flags that make a component's ops port (--metrics-listen)
+// a secure one.
+func (f PKIFiles) opsArgs(component string) []string {
+	return []string{
+		"--metrics-tls-cert-file=" + f.opsServingCert(component),
+		"--metrics-tls-private-key-file=" + f.opsServingKey(component),
+		"--metrics-client-ca-file=" + f.caCert(),
+	}
+}
+
+// hasOpsPort reports whether c serves an ops port.
+func (c Component) hasOpsPort() bool {
+	_, metrics := c.Ports[PortMetrics]
+	_, kubelet := c.Ports[PortKubelet]
+	return metrics || kubelet
+}
+
 // tokens is the apiservers' token file; HollowTokens the hollow-nodes
 // actor's share of it.
 func (f PKIFiles) tokens() string { return f.path("tokens.csv") }
@@ -84,7 +109,7 @@ func (f PKIFiles) apiserverArgs() []string {
 
 // WritePKI creates the cluster's CA, the apiservers' serving certificate
 // (valid for 127.0.0.1, localhost and every apiserver's host name in the
-// plan: hosts), the kubelet servers' serving certificates and the
+// plan: hosts), the ops ports' and the kubelet servers' serving certificates and the
 // apiservers' client certificate for them, and the token files (the hollow nodes' tokens and users'
 // lines). Client certificates are issued with the kubeconfigs.
 func WritePKI(stateDir string, cs []Component, hosts, users []string) error {
@@ -112,6 +137,20 @@ func WritePKI(stateDir string, cs []Component, hosts, users []string) error {
 	}
 	if err := client.Write(f.kubeletClientCert(), f.kubeletClientKey()); err != nil {
 		return err
+	}
+	for _, c := range cs {
+		if !c.hasOpsPort() {
+			continue
+		}
+		// The component's name is its host on the docker provider's
+		// network; the host reaches it on 127.0.0.1.
+		pair, err := ca.ServingCert("ops-"+c.Name, c.Name)
+		if err != nil {
+			return err
+		}
+		if err := pair.Write(f.opsServingCert(c.Name), f.opsServingKey(c.Name)); err != nil {
+			return err
+		}
 	}
 	for _, c := range cs {
 		var names []string

@@ -81,9 +81,9 @@ const (
 	// (Topology.LinkProxies); the admin kubeconfig and the chaos engine
 	// use PortAPI.
 	PortAPIProxy = "api-proxy"
-	PortMetrics  = "metrics"  // controller-managers, schedulers, hollow nodes: /healthz, /metrics
+	PortMetrics  = "metrics"  // controller-managers, schedulers, hollow nodes: their ops port (/healthz, /metrics; cluster/opsserver)
 	PortRegistry = "registry" // the image registry
-	PortKubelet  = "kubelet"  // a real node's kubelet: /healthz, /metrics
+	PortKubelet  = "kubelet"  // a real node's kubelet: its ops port
 	// PortKubeletServer is the kubelet's HTTPS server (logs, exec, attach,
 	// port-forward, stats), which the apiservers reach: a real node's, or
 	// the one the hollow-nodes actor runs for all its nodes. A node's
@@ -218,9 +218,10 @@ func Plan(t Topology, a Addressing) []Component {
 	}
 
 	var apiservers []string
-	scheme := "https"
+	// A secure cluster's apiservers and ops ports serve TLS.
+	scheme, opsScheme := "https", "https"
 	if !secure {
-		scheme = "http"
+		scheme, opsScheme = "http", "http"
 	}
 	for i := range t.APIServers {
 		name := fmt.Sprintf("apiserver-%d", i)
@@ -270,13 +271,14 @@ func Plan(t Topology, a Addressing) []Component {
 			name := fmt.Sprintf("%s-%d", role, i)
 			port := a.Port(name, PortMetrics)
 			c := client(Component{Name: name, Role: role, Ports: map[string]int{PortMetrics: port},
-				Serve: PortMetrics, Scheme: "http", ReadyPath: "/healthz"})
+				Serve: PortMetrics, Scheme: opsScheme, ReadyPath: "/healthz"})
 			c.Args = append([]string{string(role), "--name=" + name, "--kubeconfig=" + c.Kubeconfig,
 				"--metrics-listen=" + listen(port)}, trace("", name)...)
-			c.Args = append(c.Args, extra...)
 			if secure {
 				c.User = user
+				c.Args = append(c.Args, files.opsArgs(name)...)
 			}
+			c.Args = append(c.Args, extra...)
 			out = append(out, c)
 		}
 	}
@@ -285,12 +287,13 @@ func Plan(t Topology, a Addressing) []Component {
 		port := a.Port(name, PortMetrics)
 		ports := map[string]int{PortMetrics: port}
 		c := client(Component{Name: name, Role: RoleHollowNodes, Ports: ports,
-			Serve: PortMetrics, Scheme: "http", ReadyPath: "/healthz"})
+			Serve: PortMetrics, Scheme: opsScheme, ReadyPath: "/healthz"})
 		c.Args = []string{name, "--count=" + strconv.Itoa(t.HollowNodes), "--kubeconfig=" + c.Kubeconfig,
 			"--metrics-listen=" + listen(port)}
 		if secure {
 			ports[PortKubeletServer] = a.Port(name, PortKubeletServer)
 			c.Args = append(c.Args, files.kubeletServerArgs(name, listen(ports[PortKubeletServer]))...)
+			c.Args = append(c.Args, files.opsArgs(name)...)
 		}
 		if t.LatencyProfile != "" {
 			c.Args = append(c.Args, "--latency-profile="+t.LatencyProfile)
@@ -317,14 +320,14 @@ func Plan(t Topology, a Addressing) []Component {
 			port := a.Port(name, PortKubelet)
 			ports := map[string]int{PortKubelet: port}
 			c := client(Component{Name: name, Role: RoleNode, Ports: ports,
-				Serve: PortKubelet, Scheme: "http", ReadyPath: "/healthz", DataDir: a.DataDir(name)})
+				Serve: PortKubelet, Scheme: opsScheme, ReadyPath: "/healthz", DataDir: a.DataDir(name)})
 			c.Args = []string{"node", "--name=" + name, "--index=" + strconv.Itoa(i+1),
 				"--dir=" + c.DataDir, "--bin-dir=" + a.BinDir,
 				"--registry=" + a.Host(reg) + ":" + strconv.Itoa(regPort), "--kubeconfig=" + c.Kubeconfig,
 				"--kubelet-arg=--metrics-listen=" + listen(port)}
 			if secure {
 				ports[PortKubeletServer] = a.Port(name, PortKubeletServer)
-				for _, arg := range files.kubeletServerArgs(name, listen(ports[PortKubeletServer])) {
+				for _, arg := range append(files.kubeletServerArgs(name, listen(ports[PortKubeletServer])), files.opsArgs(name)...) {
 					c.Args = append(c.Args, "--kubelet-arg="+arg)
 				}
 			}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/pprof"
 	"os"
 	"time"
 
@@ -17,6 +14,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/apiclient"
 	"github.com/kstep-dev/kstep/cluster/leader"
+	"github.com/kstep-dev/kstep/cluster/opsserver"
 	"github.com/kstep-dev/kstep/cluster/scheduler/config"
 	"github.com/kstep-dev/kstep/cluster/trace"
 )
@@ -44,6 +42,8 @@ type Options struct {
 	RetryPeriod   time.Duration
 	// MetricsListen serves /metrics, /healthz and /debug/pprof; empty = off.
 	MetricsListen string
+	// MetricsTLS makes it a secure port (cluster/opsserver).
+	MetricsTLS opsserver.TLS
 	// QPS and Burst of the client: kstep aims at ≥ 1,000 bindings/s.
 	QPS   float32
 	Burst int
@@ -109,12 +109,10 @@ func Run(ctx context.Context, opts Options) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := NewMetrics(reg)
-	if opts.MetricsListen != "" {
-		stop, err := serveMetrics(opts.MetricsListen, reg, log)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	ops := opsserver.Config{Addr: opts.MetricsListen, TLS: opts.MetricsTLS, Reviews: client.AuthorizationV1(),
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}), Log: log}
+	if err := opsserver.Serve(ctx, ops); err != nil {
+		return err
 	}
 	cfg := Config{
 		Client: client, Configuration: cc, Parallelism: opts.Parallelism,
@@ -163,26 +161,4 @@ func RunElected(ctx context.Context, cfg Config, le *leader.Config) error {
 		return nil
 	}
 	return leader.Run(ctx, cfg.Client, *le, log, lead, func(id string) { log.Info("new leader observed", "leader", id) })
-}
-
-// serveMetrics serves /metrics, /healthz and pprof on addr until stop.
-func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("metrics listen %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	log.Info("serving metrics", "addr", ln.Addr().String())
-	return func() {
-		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(c)
-	}, nil
 }

@@ -7,15 +7,18 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/controller/manager"
 	"github.com/kstep-dev/kstep/cluster/leader"
+	"github.com/kstep-dev/kstep/cluster/opsserver"
 	"github.com/kstep-dev/kstep/cluster/trace"
 )
 
 func newControllerManagerCmd() *cobra.Command {
 	var kubeconfig, traceFile, metricsAddr string
+	var opsTLS opsserver.TLS
 	cfg := manager.Config{
 		Identity: defaultIdentity("controller-manager"),
 		Options:  controller.DefaultOptions(),
@@ -49,7 +52,11 @@ Controllers: ` + strings.Join(manager.Names(), ", "),
 			}
 			defer t.Close()
 			cfg.Tracer = t
-			if err := serveOps(ctx, metricsAddr, nil); err != nil {
+			reviews, err := kubernetes.NewForConfig(rc)
+			if err != nil {
+				return err
+			}
+			if err := serveOps(ctx, metricsAddr, opsTLS, reviews.AuthorizationV1(), nil); err != nil {
 				return err
 			}
 			if err := manager.Run(ctx, cfg); err != nil {
@@ -64,6 +71,7 @@ Controllers: ` + strings.Join(manager.Names(), ", "),
 	f.StringSliceVar(&cfg.Controllers, "controllers", []string{"*"}, `controllers to run: "*" for all, "-name" to leave one out`)
 	f.StringVar(&cfg.RootCAFile, "root-ca-file", "", "CA bundle (PEM) the root CA publisher puts in every namespace's kube-root-ca.crt (default: the CA of --kubeconfig)")
 	f.StringVar(&traceFile, "trace-file", "", "append step events (JSON lines) to this file")
+	opsTLSFlags(f, &opsTLS)
 	f.StringVar(&metricsAddr, "metrics-listen", "", "host:port for /healthz, /metrics and /debug/pprof (empty: none)")
 	f.IntVar(&cfg.Options.Workers, "concurrent-syncs", cfg.Options.Workers, "keys each controller syncs concurrently")
 	f.DurationVar(&cfg.Options.NodeMonitorGracePeriod, "node-monitor-grace-period", cfg.Options.NodeMonitorGracePeriod, "a node whose Lease is not renewed for this long becomes Ready=Unknown and is tainted unreachable (upstream: 50s)")

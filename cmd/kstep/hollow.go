@@ -24,12 +24,14 @@ import (
 	"github.com/kstep-dev/kstep/cluster/kubelet"
 	kubeletserver "github.com/kstep-dev/kstep/cluster/kubelet/server"
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
+	"github.com/kstep-dev/kstep/cluster/opsserver"
 	"github.com/kstep-dev/kstep/cluster/pki"
 	"github.com/kstep-dev/kstep/cluster/trace"
 )
 
 func newHollowNodesCmd() *cobra.Command {
 	var kubeconfig, traceFile, metricsAddr, prefix, tokenFile string
+	var opsTLS opsserver.TLS
 	var count, first int
 	var nf nodeFlags
 	cmd := &cobra.Command{
@@ -122,12 +124,19 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 				set.order = append(set.order, hk)
 				set.byNode[name] = hk
 			}
-			if err := serveOps(ctx, metricsAddr, func() error {
+			// The ops port's reviews go out as the first node (its
+			// kubelet's identity may create SubjectAccessReviews), on a
+			// connection of their own.
+			reviews, err := clientFor(set.order[0].node)
+			if err != nil {
+				return err
+			}
+			if err := serveOps(ctx, metricsAddr, opsTLS, reviews.AuthorizationV1(), func() error {
 				if n := set.registered(); n < count {
 					return fmt.Errorf("%d of %d nodes registered", n, count)
 				}
 				return nil
-			}, opsHandler{hollowctl.Path, hollowctl.Handler(set)}); err != nil {
+			}, opsserver.Handler{Path: hollowctl.Path, Handler: hollowctl.Handler(set)}); err != nil {
 				return err
 			}
 			if srv != nil {
@@ -148,7 +157,8 @@ Node i is named <prefix><i>; its pods get IPs from the i-th /24 of
 	f.StringVar(&prefix, "name-prefix", "hollow-", "node names are <prefix><index>")
 	f.StringVar(&traceFile, "trace-file", "", "append step events (JSON lines) to this file")
 	f.StringVar(&tokenFile, "node-token-file", "", `bearer tokens of the nodes, as the apiserver's --token-auth-file (token,system:node:<name>,uid,"system:nodes"); each node sends its own`)
-	f.StringVar(&metricsAddr, "metrics-listen", "", "host:port for /healthz (200 once every node is registered), /metrics and /debug/pprof")
+	f.StringVar(&metricsAddr, "metrics-listen", "", "host:port for /healthz (200 once every node is registered), /metrics, /debug/pprof and the hollow kubelets' control ("+hollowctl.Path+")")
+	opsTLSFlags(f, &opsTLS)
 	nf.add(f)
 	return cmd
 }

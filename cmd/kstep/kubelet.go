@@ -24,6 +24,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/kubelet/cri"
 	kubeletserver "github.com/kstep-dev/kstep/cluster/kubelet/server"
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
+	"github.com/kstep-dev/kstep/cluster/opsserver"
 	"github.com/kstep-dev/kstep/cluster/trace"
 )
 
@@ -163,6 +164,7 @@ func (e *eventRecorders) stop() {
 func newKubeletCmd() *cobra.Command {
 	var kubeconfig, traceFile, metricsAddr, endpoint, podCIDR string
 	var hollow bool
+	var opsTLS opsserver.TLS
 	var nf nodeFlags
 	cfg := kubelet.Config{}
 	host, _ := os.Hostname()
@@ -256,7 +258,7 @@ kubelet adopts them.`,
 					return err
 				}
 			}
-			if err := serveOps(ctx, metricsAddr, func() error {
+			if err := serveOps(ctx, metricsAddr, opsTLS, cs.AuthorizationV1(), func() error {
 				if !k.Registered() {
 					return errors.New("node not registered yet")
 				}
@@ -286,6 +288,7 @@ kubelet adopts them.`,
 	f.StringVar(&cfg.NodeIP, "node-ip", "", "the node's InternalIP and the pods' hostIP (default: the host's first IPv4; hollow: its range's first address)")
 	f.StringVar(&traceFile, "trace-file", "", "append step events (JSON lines) to this file")
 	f.StringVar(&metricsAddr, "metrics-listen", "", "host:port for /healthz (200 once the node is registered), /metrics and /debug/pprof (empty: none)")
+	opsTLSFlags(f, &opsTLS)
 	f.StringVar(&cfg.PodLogsDir, "pod-logs-dir", "/var/log/pods", "where the runtime writes container logs")
 	f.StringVar(&cfg.RootDir, "root-dir", "/var/lib/kstep/kubelet", "the kubelet's state directory (emptyDir volumes)")
 	f.StringVar(&cfg.CgroupParent, "cgroup-parent", "", "cgroupfs parent of pod cgroups, e.g. /kubepods (empty: the runtime decides)")

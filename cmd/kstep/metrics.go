@@ -2,66 +2,28 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"net/http/pprof"
-	"os"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/pflag"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+
+	"github.com/kstep-dev/kstep/cluster/opsserver"
 )
 
-// serveOps serves an actor's operational endpoints on addr until ctx ends:
-// /healthz (the provider's readiness probe: 200, or 503 while healthy,
-// when given, returns an error), /metrics (the default Prometheus registry)
-// and /debug/pprof/. An empty addr serves nothing.
-// opsHandler is one more handler of an actor's ops port, at path and
-// below.
-type opsHandler struct {
-	path string
-	h    http.Handler
+// opsTLSFlags adds the flags of a secure ops port (--metrics-listen's):
+// its serving certificate and the CA of its callers' client certificates.
+func opsTLSFlags(f *pflag.FlagSet, t *opsserver.TLS) {
+	f.StringVar(&t.CertFile, "metrics-tls-cert-file", "", "serving certificate of the --metrics-listen port: with it, the port serves TLS and /metrics, /debug/pprof and kstep's controls need a client certificate of --metrics-client-ca-file that the apiserver authorizes (SubjectAccessReview); /healthz, /readyz and /livez stay open")
+	f.StringVar(&t.KeyFile, "metrics-tls-private-key-file", "", "key of --metrics-tls-cert-file")
+	f.StringVar(&t.ClientCAFile, "metrics-client-ca-file", "", "CA the --metrics-listen port's callers' client certificates must chain to")
 }
 
-func serveOps(ctx context.Context, addr string, healthy func() error, extra ...opsHandler) error {
-	if addr == "" {
-		return nil
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics listen %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if healthy != nil {
-			if err := healthy(); err != nil {
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-		}
-		_, _ = w.Write([]byte("ok"))
-	})
-	mux.Handle("/metrics", promhttp.Handler())
-	for _, h := range extra {
-		mux.Handle(h.path, h.h)
-		mux.Handle(h.path+"/", h.h)
-	}
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintln(os.Stderr, "metrics server:", err)
-		}
-	}()
-	return nil
+// serveOps serves an actor's operations port on addr until ctx ends
+// (cluster/opsserver): /healthz and /readyz (the provider's readiness
+// probe: 200, or 503 while healthy, when given, returns an error), /livez,
+// /metrics (the default Prometheus registry), /debug/pprof/ and the
+// actor's extra handlers; with tls, the guarded paths authorized by
+// SubjectAccessReviews created through reviews (the actor's own client).
+// An empty addr serves nothing.
+func serveOps(ctx context.Context, addr string, tls opsserver.TLS, reviews authorizationclient.SubjectAccessReviewsGetter, healthy func() error, extra ...opsserver.Handler) error {
+	return opsserver.Serve(ctx, opsserver.Config{Addr: addr, TLS: tls, Reviews: reviews, Healthy: healthy, Handlers: extra})
 }

@@ -43,6 +43,7 @@ kube-system/kstep-scheduler schedules, and a standby takes over when it stops.`,
 	f.DurationVar(&opts.RenewDeadline, "leader-elect-renew-deadline", opts.RenewDeadline, "how long the leader retries a renewal before it stops scheduling")
 	f.DurationVar(&opts.RetryPeriod, "leader-elect-retry-period", opts.RetryPeriod, "interval between attempts to acquire or renew the lease")
 	f.StringVar(&opts.MetricsListen, "metrics-listen", opts.MetricsListen, "host:port serving /metrics (Prometheus), /healthz and /debug/pprof (default: off)")
+	opsTLSFlags(f, &opts.MetricsTLS)
 	f.Float32Var(&opts.QPS, "kube-api-qps", opts.QPS, "client-side request rate limit to the apiserver")
 	f.IntVar(&opts.Burst, "kube-api-burst", opts.Burst, "client-side request burst to the apiserver")
 	f.DurationVar(&opts.BindDelay, "failpoint-bind-delay", 0, "testing only: every binding waits this long before its call (step ⑤ grows by it)")

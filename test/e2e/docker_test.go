@@ -109,6 +109,9 @@ func TestDockerProvider(t *testing.T) {
 		t.Fatalf("Actors() = %v, want %v", names, want)
 	}
 	checkActorProcs(t, p, cfg.ActorProcs)
+	// The ops ports, the real nodes' kubelets' included, over the ports
+	// Docker publishes.
+	checkOpsPortsAuth(ctx, t, p, cfg.StateDir)
 
 	// 6 app pods Ready on the 2 real nodes.
 	cs := clientFor(t, p.Kubeconfig(), "kstep")

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/internal/testenv"
 )
@@ -17,8 +20,9 @@ import (
 // checkActorProcs fails t unless every actor that serves /metrics runs Go
 // with want Ps (go_sched_gomaxprocs_threads), as Topology.ActorProcs asks:
 // the apiservers through the admin kubeconfig, the others on their own
-// endpoint; a real node's endpoint is its kubelet's, a child of kstep node
-// that inherits the setting.
+// endpoint as the admin (a secure cluster's ops ports authorize the
+// admin's certificate); a real node's endpoint is its kubelet's, a child
+// of kstep node that inherits the setting.
 func checkActorProcs(t *testing.T, p provider.Provider, want int) {
 	t.Helper()
 	if want < 1 {
@@ -26,6 +30,7 @@ func checkActorProcs(t *testing.T, p provider.Provider, want int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	admin := adminHTTPClient(t, p.Kubeconfig())
 	apiservers := 0
 	for _, a := range p.Actors() {
 		var body []byte
@@ -43,7 +48,7 @@ func checkActorProcs(t *testing.T, p provider.Provider, want int) {
 			}
 			body = b
 		case provider.RoleEtcd, provider.RoleControllerManager, provider.RoleScheduler, provider.RoleHollowNodes, provider.RoleNode:
-			b, err := getBody(ctx, strings.TrimSuffix(a.Endpoint, "/")+"/metrics")
+			b, err := getBody(ctx, admin, strings.TrimSuffix(a.Endpoint, "/")+"/metrics")
 			if err != nil {
 				t.Errorf("%s: %v", a.Name, err)
 				continue
@@ -63,12 +68,27 @@ func checkActorProcs(t *testing.T, p provider.Provider, want int) {
 	}
 }
 
-func getBody(ctx context.Context, url string) ([]byte, error) {
+// adminHTTPClient is an HTTP client with the admin kubeconfig's
+// credentials: its client certificate, trusting the cluster's CA.
+func adminHTTPClient(t *testing.T, kubeconfig string) *http.Client {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hc
+}
+
+func getBody(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}

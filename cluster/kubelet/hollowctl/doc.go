@@ -1,7 +1,8 @@
 // Package hollowctl is the control of one hollow-nodes actor's kubelets:
 // the actor runs many kubelets in one process, and a chaos fault on "a
 // kubelet" must take down one of them, not the process. The actor serves
-// Path on its ops port (beside /healthz and /metrics); GET lists its
+// Path on its ops port (beside /healthz and /metrics; cluster/opsserver,
+// which authorizes it: GET is verb get, POST verb post on the path); GET lists its
 // kubelets, POST Path/<node>/stop stops that node's kubelet (as a killed
 // kubelet process: its node's status and Lease stop, the pods its runtime
 // runs keep running) and POST Path/<node>/start starts a new kubelet for

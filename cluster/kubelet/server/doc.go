@@ -14,8 +14,8 @@
 // SubjectAccessReview the node's own client creates: resource nodes, name
 // the node, subresource by path (/stats → stats, /metrics → metrics,
 // /logs → log, /spec → spec, anything else → proxy), verb by method.
-// Answers are cached, allowed ones 5 min and denied ones 30 s (upstream's
-// webhook authorizer), in a bounded LRU; denied is 403 with the reason.
+// Authentication and the cached review are cluster/reviewauth's, the one
+// mechanism every kstep server shares; denied is 403 with the reason.
 //
 // Paths: /healthz; /pods (the node's pods from the kubelet's informer);
 // /stats/summary (k8s.io/kubelet stats/v1alpha1: pods and containers from
@@ -32,8 +32,9 @@
 // Unimplemented, which is 501 with its message. Bad input is a 400 naming
 // the parameter.
 //
-// It owns its listener and its authorization cache. It reads the kubelet
-// (kubelet.Kubelet's accessors) and its runtime and must not change
-// either: no pod, container or node state is written here, and nothing
-// reaches the apiserver but SubjectAccessReviews.
+// It owns its listener and its authorization cache (a
+// reviewauth.Authorizer). It reads the kubelet (kubelet.Kubelet's
+// accessors) and its runtime and must not change either: no pod, container
+// or node state is written here, and nothing reaches the apiserver but
+// SubjectAccessReviews.
 package server

@@ -3,14 +3,12 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sort"
 	"sync"
 	"time"
@@ -19,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kstep-dev/kstep/cluster/kubelet"
+	"github.com/kstep-dev/kstep/cluster/reviewauth"
 )
 
 // Config is one kubelet server.
@@ -96,7 +95,7 @@ type Server struct {
 	cfg   Config
 	tls   *tls.Config
 	log   *slog.Logger
-	authz *authorizer
+	authz *reviewauth.Authorizer
 	mux   *http.ServeMux
 	host  *hostStats
 	cpu   *rates
@@ -110,29 +109,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.CertFile == "" || cfg.KeyFile == "" || cfg.ClientCAFile == "" {
 		return nil, errors.New("kubelet server: a serving certificate, its key and a client CA file are required")
 	}
-	cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+	tc, err := reviewauth.ServerTLS(cfg.CertFile, cfg.KeyFile, cfg.ClientCAFile)
 	if err != nil {
-		return nil, fmt.Errorf("kubelet server: serving certificate: %w", err)
+		return nil, fmt.Errorf("kubelet server: %w", err)
 	}
-	caPEM, err := os.ReadFile(cfg.ClientCAFile)
-	if err != nil {
-		return nil, fmt.Errorf("kubelet server: client CA: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("kubelet server: client CA %s holds no PEM certificate", cfg.ClientCAFile)
-	}
+	tc.NextProtos = []string{"http/1.1"} // upgrades (SPDY, WebSocket) need HTTP/1.1
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Log, authz: newAuthorizer(), host: newHostStats("/proc", "/sys/fs/cgroup"), cpu: newRates()}
-	s.tls = &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{cert},
-		ClientAuth:   tls.VerifyClientCertIfGiven,
-		ClientCAs:    pool,
-		NextProtos:   []string{"http/1.1"}, // upgrades (SPDY, WebSocket) need HTTP/1.1
-	}
+	s := &Server{cfg: cfg, log: cfg.Log, tls: tc, authz: reviewauth.NewAuthorizer(), host: newHostStats("/proc", "/sys/fs/cgroup"), cpu: newRates()}
 	s.routes()
 	return s, nil
 }
@@ -175,14 +160,9 @@ type nodeKey struct{}
 // ServeHTTP routes a request to its node, authenticates and authorizes
 // it, then serves it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
-		http.Error(w, "Unauthorized: a client certificate signed by the kubelet's client CA is required", http.StatusUnauthorized)
-		return
-	}
-	leaf := r.TLS.PeerCertificates[0]
-	u := user{name: leaf.Subject.CommonName, groups: append([]string(nil), leaf.Subject.Organization...)}
-	if u.name == "" {
-		http.Error(w, "Unauthorized: the client certificate has no common name", http.StatusUnauthorized)
+	u, err := reviewauth.CertUser(r)
+	if err != nil {
+		http.Error(w, "Unauthorized: "+err.Error(), http.StatusUnauthorized)
 		return
 	}
 	k, ok := s.cfg.Nodes(r.TLS.ServerName)
@@ -191,16 +171,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	attrs := requestAttributes(u, k.NodeName(), r)
-	allowed, reason, err := s.authz.authorize(r.Context(), k, attrs)
+	d, err := s.authz.Authorize(r.Context(), k.Client().AuthorizationV1(), attrs)
 	if err != nil {
-		s.log.Warn("kubelet server: authorization error", "node", k.NodeName(), "user", u.name, "err", err)
-		http.Error(w, fmt.Sprintf("Authorization error (user=%s, verb=%s, resource=nodes, subresource=%s)", u.name, attrs.verb, attrs.subresource), http.StatusInternalServerError)
+		s.log.Warn("kubelet server: authorization error", "node", k.NodeName(), "user", u.Name, "err", err)
+		http.Error(w, fmt.Sprintf("Authorization error (%s)", attrs), http.StatusInternalServerError)
 		return
 	}
-	if !allowed {
-		msg := fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=%s)", u.name, attrs.verb, attrs.subresource)
-		if reason != "" {
-			msg += ": " + reason
+	if !d.Allowed {
+		msg := fmt.Sprintf("Forbidden (%s)", attrs)
+		if d.Reason != "" {
+			msg += ": " + d.Reason
 		}
 		http.Error(w, msg, http.StatusForbidden)
 		return
