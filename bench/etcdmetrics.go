@@ -32,9 +32,10 @@ const (
 // actor name.
 type etcdSnapshot map[string]map[string]*dto.MetricFamily
 
-// scrapeEtcd reads /metrics from every running etcd member's client URL. A
-// member that cannot be read is left out and named in the error; the others
-// are still returned.
+// scrapeEtcd reads /metrics from every running etcd member: its plain
+// metrics URL (a secure cluster's, whose client URL takes only etcd's
+// certificates), else its client URL. A member that cannot be read is
+// left out and named in the error; the others are still returned.
 func scrapeEtcd(ctx context.Context, actors []provider.Actor) (etcdSnapshot, error) {
 	out := etcdSnapshot{}
 	var failed []string
@@ -42,7 +43,11 @@ func scrapeEtcd(ctx context.Context, actors []provider.Actor) (etcdSnapshot, err
 		if a.Role != provider.RoleEtcd || !a.Running() || a.Endpoint == "" {
 			continue
 		}
-		fams, err := getMetrics(ctx, strings.TrimSuffix(a.Endpoint, "/")+"/metrics")
+		base := a.Endpoint
+		if a.MetricsURL != "" {
+			base = a.MetricsURL
+		}
+		fams, err := getMetrics(ctx, strings.TrimSuffix(base, "/")+"/metrics")
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", a.Name, err))
 			continue

@@ -239,11 +239,13 @@ type run struct {
 	// admin reaches the apiservers' own endpoints (their link control)
 	// and the actors' ops ports (the hollow kubelets' control).
 	admin *http.Client
-	cs    kubernetes.Interface
-	etcd  *clientv3.Client
-	rec   *recorder
-	res   *resolver
-	logf  func(string, ...any)
+	// etcdControl reaches the etcd members' link control.
+	etcdControl *http.Client
+	cs          kubernetes.Interface
+	etcd        *clientv3.Client
+	rec         *recorder
+	res         *resolver
+	logf        func(string, ...any)
 	// notes the faults leave for the report (what their recovery means
 	// on this cluster).
 	notes []string
@@ -300,12 +302,22 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	}
 	// An external cluster's etcd is not reachable: the checks that need
 	// it say so.
+	// A secure cluster's etcd takes kstep-etcd-admin's certificate, on
+	// its client URLs and its link control alike.
 	var etcd *clientv3.Client
+	etcdTLS, err := provider.EtcdAdminTLS(p.StateDir(), p.Actors())
+	if err != nil {
+		return fail("%v", err)
+	}
 	if len(endpoints) > 0 {
-		if etcd, err = clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 2 * time.Second, Logger: zap.NewNop()}); err != nil {
+		if etcd, err = clientv3.New(clientv3.Config{Endpoints: endpoints, TLS: etcdTLS, DialTimeout: 2 * time.Second, Logger: zap.NewNop()}); err != nil {
 			return fail("etcd client: %v", err)
 		}
 		defer etcd.Close()
+	}
+	etcdControl, err := provider.EtcdControlClient(p.StateDir(), p.Actors())
+	if err != nil {
+		return fail("%v", err)
 	}
 
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: probeNamespace, Labels: labels}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -316,7 +328,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	if err != nil {
 		return fail("admin client: %v", err)
 	}
-	r := &run{sc: sc, p: p, cs: cs, etcd: etcd, logf: logf, admin: admin,
+	r := &run{sc: sc, p: p, cs: cs, etcd: etcd, etcdControl: etcdControl, logf: logf, admin: admin,
 		rec: &recorder{now: time.Now, h: History{Leases: map[string][]LeaderSample{}}}}
 	r.res = &resolver{p: p, cs: cs, etcd: etcd}
 	r.history = &etcdHistory{cli: etcd}
@@ -859,8 +871,11 @@ const linkGrace = 30 * time.Second
 func (r *run) setLink(ctx context.Context, f Fault, actor string, on bool) error {
 	a := r.actor(actor)
 	hc := linkControl
-	if a.Role == provider.RoleAPIServer {
+	switch a.Role {
+	case provider.RoleAPIServer:
 		hc = r.admin
+	case provider.RoleEtcd:
+		hc = r.etcdControl
 	}
 	c := netfault.Client{HC: hc, Base: a.Endpoint}
 	link := f.linkOf()

@@ -22,6 +22,11 @@ type Options struct {
 	Failpoints bool
 	// EtcdServers are the client URLs of the etcd members.
 	EtcdServers []string
+	// EtcdCAFile, EtcdCertFile and EtcdKeyFile make the apiserver's etcd
+	// connections TLS (upstream's --etcd-cafile, --etcd-certfile,
+	// --etcd-keyfile): the CA that signed the members' certificates, and
+	// the apiserver's client certificate. Empty: plain.
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
 	// EtcdDialTimeout bounds the first connection to etcd.
 	EtcdDialTimeout time.Duration
 	// EtcdRetry bounds one etcd request (Attempt) and all the attempts of

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -224,7 +225,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // has. It returns once the caches are filling; Ready reports when they are.
 func (s *Server) Start(ctx context.Context) {
 	if s.opts.EtcdWritesToLeader {
-		s.store.RouteWritesToLeader(ctx, etcdClientConfig(s.opts))
+		// Run built the same configuration once already: an error here
+		// is a certificate file gone since.
+		if cfg, err := etcdClientConfig(s.opts); err != nil {
+			s.log.Error("etcd writes to the leader are off", "err", err)
+		} else {
+			s.store.RouteWritesToLeader(ctx, cfg)
+		}
 	}
 	for _, c := range s.cachers {
 		go c.Run(ctx)
@@ -323,9 +330,10 @@ func newStore(cli *clientv3.Client, reg prometheus.Registerer, r storage.Retry) 
 
 // etcdClientConfig is how the apiserver connects to etcd: its client over
 // every member, and the per-member clients writes to the leader go
-// through.
-func etcdClientConfig(opts Options) clientv3.Config {
-	return clientv3.Config{
+// through: over TLS with the apiserver's etcd client certificate when
+// the options name one (--etcd-certfile).
+func etcdClientConfig(opts Options) (clientv3.Config, error) {
+	cfg := clientv3.Config{
 		Endpoints:            opts.EtcdServers,
 		DialTimeout:          opts.EtcdDialTimeout,
 		DialKeepAliveTime:    5 * time.Second,
@@ -333,12 +341,28 @@ func etcdClientConfig(opts Options) clientv3.Config {
 		MaxCallSendMsgSize:   int(opts.MaxRequestBytes) + 64<<10,
 		Logger:               zap.NewNop(),
 	}
+	if opts.EtcdCertFile == "" && opts.EtcdKeyFile == "" && opts.EtcdCAFile == "" {
+		return cfg, nil
+	}
+	if (opts.EtcdCertFile == "") != (opts.EtcdKeyFile == "") {
+		return cfg, errors.New("--etcd-certfile and --etcd-keyfile go together")
+	}
+	tlsCfg, err := (transport.TLSInfo{CertFile: opts.EtcdCertFile, KeyFile: opts.EtcdKeyFile, TrustedCAFile: opts.EtcdCAFile}).ClientConfig()
+	if err != nil {
+		return cfg, fmt.Errorf("etcd client TLS: %w", err)
+	}
+	cfg.TLS = tlsCfg
+	return cfg, nil
 }
 
 // Run connects to etcd and serves until ctx is cancelled.
 func Run(ctx context.Context, opts Options) error {
 	log := slog.Default()
-	cli, err := clientv3.New(etcdClientConfig(opts))
+	cfg, err := etcdClientConfig(opts)
+	if err != nil {
+		return err
+	}
+	cli, err := clientv3.New(cfg)
 	if err != nil {
 		return fmt.Errorf("connect etcd %v: %w", opts.EtcdServers, err)
 	}

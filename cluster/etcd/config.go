@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 )
 
@@ -80,6 +81,35 @@ type Config struct {
 	// is at netfault.ControlPath on the client URLs (links.go).
 	PeerProxyListen   string
 	ClientProxyListen string
+	// ClientTLS secures the client URLs (https), PeerTLS the peer URLs:
+	// etcd's --cert-file, --key-file, --trusted-ca-file and
+	// --client-cert-auth, and their --peer- twins. Zero: plain http.
+	ClientTLS, PeerTLS TLS
+	// ListenMetricsURLs serve /metrics and /health only, plain (etcd's
+	// --listen-metrics-urls): what monitoring reads, with no key access.
+	ListenMetricsURLs []string
+	// LinkControlCN is the client certificate CommonName the link control
+	// (netfault.ControlPath on the client URLs) answers when the client
+	// URLs require certificates; every other client is refused 403, the
+	// apiservers' included. A member with links on a TLS client URL must
+	// name it.
+	LinkControlCN string
+}
+
+// TLS is one of a member's listeners' TLS, etcd's transport.TLSInfo as its
+// flags set it. The member's certificate must be valid for the hosts it is
+// reached by; with ClientCertAuth only clients whose certificate
+// TrustedCAFile signed get through the handshake.
+type TLS struct {
+	CertFile, KeyFile, TrustedCAFile string
+	ClientCertAuth                   bool
+}
+
+// Empty says the listener is plain.
+func (t TLS) Empty() bool { return t.CertFile == "" && t.KeyFile == "" }
+
+func (t TLS) info() transport.TLSInfo {
+	return transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.TrustedCAFile, ClientCertAuth: t.ClientCertAuth}
 }
 
 // DefaultConfig returns a single-member configuration on etcd's default ports
@@ -160,6 +190,38 @@ func (c Config) embedConfig() (*embed.Config, error) {
 	}
 	if ec.AdvertisePeerUrls, err = parseURLs("initial-advertise-peer-urls", c.AdvertisePeerURLs); err != nil {
 		return nil, fmt.Errorf("member %q: %w", c.Name, err)
+	}
+	if len(c.ListenMetricsURLs) > 0 {
+		if ec.ListenMetricsUrls, err = parseURLs("listen-metrics-urls", c.ListenMetricsURLs); err != nil {
+			return nil, fmt.Errorf("member %q: %w", c.Name, err)
+		}
+	}
+	for _, l := range []struct {
+		flag string
+		t    TLS
+		urls []url.URL
+	}{{"", c.ClientTLS, ec.ListenClientUrls}, {"peer-", c.PeerTLS, ec.ListenPeerUrls}} {
+		if l.t.Empty() {
+			continue
+		}
+		if l.t.CertFile == "" || l.t.KeyFile == "" {
+			return nil, fmt.Errorf("member %q: --%scert-file and --%skey-file go together", c.Name, l.flag, l.flag)
+		}
+		if l.t.ClientCertAuth && l.t.TrustedCAFile == "" {
+			return nil, fmt.Errorf("member %q: --%sclient-cert-auth needs --%strusted-ca-file", c.Name, l.flag, l.flag)
+		}
+		for _, u := range l.urls {
+			if u.Scheme != "https" {
+				return nil, fmt.Errorf("member %q: %s is not https, but --%scert-file is set", c.Name, u.String(), l.flag)
+			}
+		}
+	}
+	ec.ClientTLSInfo = c.ClientTLS.info()
+	ec.PeerTLSInfo = c.PeerTLS.info()
+	if c.ClientProxyListen != "" || c.PeerProxyListen != "" {
+		if !c.ClientTLS.Empty() && (!c.ClientTLS.ClientCertAuth || c.LinkControlCN == "") {
+			return nil, fmt.Errorf("member %q: links on a TLS client URL need --client-cert-auth and --link-control-cn (who may control them)", c.Name)
+		}
 	}
 	ec.InitialCluster = c.InitialCluster
 	ec.ClusterState = c.InitialClusterState

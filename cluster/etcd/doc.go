@@ -11,7 +11,12 @@
 // client URLs) partition members from each other and delay, lose or
 // blackhole etcd's peer and client traffic on every provider without root
 // or network namespaces. Which connection a peer sent is etcd's knowledge
-// (X-PeerURLs), so it lives here.
+// (X-PeerURLs on plain peer URLs; on TLS ones the link terminates the
+// peers' TLS and names each by its certificate), so it lives here. A
+// member may serve its client and peer URLs over TLS with client
+// certificates required (Config.ClientTLS, PeerTLS: etcd's own flags),
+// its metrics on a plain metrics URL, and its link control then only to
+// one certificate name (Config.LinkControlCN).
 //
 // It does not own cluster topology: which members exist, their ports, data
 // directories and processes belong to cluster/provider (the plan) and its

@@ -3,6 +3,7 @@ package etcd
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -39,7 +40,14 @@ func startLinks(cfg Config, ec *embed.Config) (*netfault.Links, error) {
 	}
 	links := &netfault.Links{}
 	if cfg.PeerProxyListen != "" {
-		p, err := netfault.Listen(LinkPeer, cfg.PeerProxyListen, loopbackTarget(ec.ListenPeerUrls[0]), peerSenders(cfg.InitialCluster))
+		var p *netfault.Proxy
+		var err error
+		target := loopbackTarget(ec.ListenPeerUrls[0])
+		if cfg.PeerTLS.Empty() {
+			p, err = netfault.Listen(LinkPeer, cfg.PeerProxyListen, target, peerSenders(cfg.InitialCluster))
+		} else {
+			p, err = peerTLSLink(cfg, target)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("etcd member %s: %w", cfg.Name, err)
 		}
@@ -67,6 +75,74 @@ func loopbackTarget(u url.URL) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// peerTLSLink is the peer link of a member whose peer URLs are TLS: the
+// link terminates the TLS its peers dial (with the member's peer
+// certificate, taking only certificates the peer CA signed, as the
+// member's own listener does) and dials the member's listener with the
+// same certificate, so a partition can name each connection's sender by
+// the CommonName of the certificate it presented (a member's name, as
+// kstep issues them; certSenders). The headers peerSenders reads are
+// encrypted on the wire.
+func peerTLSLink(cfg Config, target string) (*netfault.Proxy, error) {
+	info := cfg.PeerTLS.info()
+	server, err := info.ServerConfig()
+	if err != nil {
+		return nil, fmt.Errorf("link %s: %w", LinkPeer, err)
+	}
+	client, err := info.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("link %s: %w", LinkPeer, err)
+	}
+	// HTTP/1.1 on both legs: etcd's peer transport does not ask for h2,
+	// and a link that let one leg negotiate it and not the other would
+	// forward bytes neither end could read.
+	server.NextProtos, client.NextProtos = nil, nil
+	return netfault.ListenTLS(LinkPeer, cfg.PeerProxyListen, target, server, client, certSenders(cfg.InitialCluster))
+}
+
+// certSenders names a TLS peer connection's sender by its certificate's
+// CommonName, when that is a member of --initial-cluster.
+func certSenders(initialCluster string) netfault.Senders {
+	members := map[string]bool{}
+	for _, kv := range strings.Split(initialCluster, ",") {
+		if name, _, ok := strings.Cut(kv, "="); ok {
+			members[name] = true
+		}
+	}
+	return netfault.Senders{Conn: func(c net.Conn) string {
+		tc, ok := c.(*tls.Conn)
+		if !ok {
+			return ""
+		}
+		certs := tc.ConnectionState().PeerCertificates
+		if len(certs) == 0 || !members[certs[0].Subject.CommonName] {
+			return ""
+		}
+		return certs[0].Subject.CommonName
+	}}
+}
+
+// linkControl is the links' control as the member serves it on its client
+// URLs: open on a plain member (an insecure cluster's), else only to a
+// client certificate named cn (kstep's etcd-admin), whatever else etcd's
+// client-cert-auth lets in (the apiservers).
+func linkControl(cfg Config, links http.Handler) http.Handler {
+	if cfg.ClientTLS.Empty() {
+		return links
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+			http.Error(w, "links: a client certificate is required", http.StatusUnauthorized)
+			return
+		}
+		if cn := r.TLS.PeerCertificates[0].Subject.CommonName; cn != cfg.LinkControlCN {
+			http.Error(w, fmt.Sprintf("links: %q may not control links", cn), http.StatusForbidden)
+			return
+		}
+		links.ServeHTTP(w, r)
+	})
 }
 
 // maxHeader bounds how much of a connection's first request is read to find

@@ -50,7 +50,8 @@ func Start(ctx context.Context, cfg Config) (*Member, error) {
 		return nil, err
 	}
 	if links != nil {
-		ec.UserHandlers = map[string]http.Handler{netfault.ControlPath: links, netfault.ControlPath + "/": links}
+		control := linkControl(cfg, links)
+		ec.UserHandlers = map[string]http.Handler{netfault.ControlPath: control, netfault.ControlPath + "/": control}
 	}
 	e, err := embed.StartEtcd(ec)
 	if err != nil {

@@ -26,5 +26,8 @@
 // The package knows bytes, connections and senders; it must not know etcd,
 // HTTP APIs beyond its own control, or what an actor is. Who a connection's
 // sender is (an etcd member, from its first request) is the caller's
-// Identify function.
+// Identify function; on a link that terminates TLS (ListenTLS: etcd's
+// peer URLs behind certificates) the caller's Senders.Conn names it from
+// the certificate it presented, and the link dials its target over TLS
+// again.
 package netfault

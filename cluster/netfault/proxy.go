@@ -3,6 +3,7 @@ package netfault
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -137,17 +138,26 @@ func (r *Rule) fault(d Direction) Fault {
 // keep-alive connection whose first request carried no name (etcd's
 // prober shares its HTTP transport with the raft pipeline) may carry a
 // named one later, and a cut from that sender must catch it then.
+// On a TLS link (ListenTLS) the bytes a sender would name itself with
+// are the link's own to decrypt only after the handshake, and the sender's
+// certificate names it better: Conn, when set, names a connection from the
+// connection itself (its *tls.Conn, handshake done) before any byte is
+// read.
 type Senders struct {
 	Identify   func(br *bufio.Reader) string
 	Reidentify func(chunk []byte) string
+	Conn       func(c net.Conn) string
 }
 
 // Proxy forwards one link: it accepts on its listener and forwards every
 // connection to target, through the link's rules.
 type Proxy struct {
-	name    string
-	ln      net.Listener
-	target  string
+	name   string
+	ln     net.Listener
+	target string
+	// tls, when set, is the client side of a TLS link: the proxy dials
+	// target with it (ListenTLS).
+	tls     *tls.Config
 	senders Senders
 	now     func() time.Time
 
@@ -176,6 +186,26 @@ func Listen(name, listen, target string, senders Senders) (*Proxy, error) {
 	}
 	p := &Proxy{name: name, ln: ln, target: target, senders: senders, now: time.Now,
 		changed: make(chan struct{}), conns: map[*conn]struct{}{}}
+	go p.serve()
+	return p, nil
+}
+
+// ListenTLS starts a link that terminates TLS: it accepts with server
+// (which decides which client certificates it takes) and dials target
+// with client, so the rules see, and Senders.Conn names, each
+// connection's sender by the certificate it presented, where a link that
+// forwards TLS bytes as they are could tell nothing. Both legs stay
+// encrypted; the plaintext exists only inside the link's process.
+func ListenTLS(name, listen, target string, server, client *tls.Config, senders Senders) (*Proxy, error) {
+	if server == nil || client == nil {
+		return nil, fmt.Errorf("link %s: TLS needs a server and a client configuration", name)
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("link %s: %w", name, err)
+	}
+	p := &Proxy{name: name, ln: tls.NewListener(ln, server), target: target, tls: client, senders: senders,
+		now: time.Now, changed: make(chan struct{}), conns: map[*conn]struct{}{}}
 	go p.serve()
 	return p, nil
 }
@@ -436,7 +466,11 @@ func (c *conn) close(reset bool) {
 	c.closeOnce.Do(func() {
 		close(c.done)
 		if reset {
-			if tc, ok := c.in.(*net.TCPConn); ok {
+			in := c.in
+			if tc, ok := in.(*tls.Conn); ok {
+				in = tc.NetConn()
+			}
+			if tc, ok := in.(*net.TCPConn); ok {
 				_ = tc.SetLinger(0)
 			}
 		}
@@ -450,6 +484,20 @@ func (c *conn) close(reset bool) {
 func (p *Proxy) forward(in net.Conn) {
 	br := bufio.NewReaderSize(in, chunk)
 	sender := ""
+	if tc, ok := in.(*tls.Conn); ok {
+		// A client that cannot complete the handshake (no certificate, one
+		// server does not trust) never reaches the target.
+		ctx, cancel := context.WithTimeout(context.Background(), maxIdentify)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			in.Close()
+			return
+		}
+	}
+	if p.senders.Conn != nil {
+		sender = p.senders.Conn(in)
+	}
 	if p.senders.Identify != nil {
 		_ = in.SetReadDeadline(time.Now().Add(maxIdentify))
 		sender = p.senders.Identify(br)
@@ -476,7 +524,7 @@ func (p *Proxy) forward(in net.Conn) {
 		c.close(false)
 	}()
 
-	out, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	out, err := p.dial()
 	if err != nil {
 		return
 	}
@@ -493,6 +541,17 @@ func (p *Proxy) forward(in net.Conn) {
 	go func() { c.pump(Down, out, in); done <- struct{}{} }()
 	<-done
 	<-done
+}
+
+// dial opens the connection to the target, over TLS on a TLS link.
+func (p *Proxy) dial() (net.Conn, error) {
+	if p.tls == nil {
+		return net.DialTimeout("tcp", p.target, 5*time.Second)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d := tls.Dialer{NetDialer: &net.Dialer{}, Config: p.tls}
+	return d.DialContext(ctx, "tcp", p.target)
 }
 
 type piece struct {

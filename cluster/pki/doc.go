@@ -1,5 +1,7 @@
-// Package pki issues the cluster's certificates: one self-signed CA, a
-// serving certificate for the apiservers and a client certificate per
+// Package pki issues the cluster's certificates: self-signed CAs (the
+// cluster's, and etcd's own two, as upstream keeps etcd's trust apart), a
+// serving certificate for the apiservers, serving-and-dialing certificates
+// for etcd members (PeerCert) and a client certificate per
 // identity (the subject's CommonName is the user, its Organizations the
 // groups, as upstream's x509 authenticator reads them). Keys are ECDSA
 // P-256: a cluster's worth is generated in milliseconds.

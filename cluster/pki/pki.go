@@ -35,6 +35,13 @@ const (
 	// by SubjectAccessReview: the bootstrap policy binds it to
 	// system:kubelet-api-admin.
 	APIServerKubeletClientUser = "kube-apiserver-kubelet-client"
+	// APIServerEtcdClientUser is the apiservers' identity toward etcd
+	// (upstream kubeadm's apiserver-etcd-client), and EtcdAdminUser
+	// kstep's operator paths' (chaos, link control, etcd recover): both
+	// issued by the cluster's etcd CA, which signs nothing else but the
+	// members' own certificates.
+	APIServerEtcdClientUser = "kube-apiserver-etcd-client"
+	EtcdAdminUser           = "kstep-etcd-admin"
 )
 
 // NodeUser is the user name of the kubelet of node.
@@ -110,10 +117,23 @@ func (ca *CA) CertPEM() []byte { return ca.pair.CertPEM }
 // ServingCert issues a TLS server certificate valid for 127.0.0.1, ::1,
 // localhost and hosts (names or IP addresses).
 func (ca *CA) ServingCert(cn string, hosts ...string) (Pair, error) {
+	return ca.hostCert(cn, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, hosts)
+}
+
+// PeerCert issues a certificate that both serves and dials, valid for the
+// same hosts as ServingCert: an etcd member's, which serves its peers and
+// clients and presents itself to the peers it dials (and, for its client
+// URL, to its own gRPC gateway), as upstream's etcd server and peer
+// certificates do.
+func (ca *CA) PeerCert(cn string, hosts ...string) (Pair, error) {
+	return ca.hostCert(cn, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, hosts)
+}
+
+func (ca *CA) hostCert(cn string, usage []x509.ExtKeyUsage, hosts []string) (Pair, error) {
 	tmpl := &x509.Certificate{
 		Subject:     pkix.Name{CommonName: cn},
 		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage: usage,
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		DNSNames:    []string{"localhost"},
 	}

@@ -17,7 +17,9 @@
 //     order, written once. Providers pass how to start a group and how to
 //     stop one.
 //   - What every provider writes the same way: the PKI and token files
-//     (pki.go), the kubeconfigs (kubeconfig.go), the readiness wait
+//     (pki.go; etcd's own PKI under pki/etcd, and EtcdAdminTLS, the
+//     operator certificate chaos and link control reach etcd with), the
+//     kubeconfigs (kubeconfig.go), the readiness wait
 //     (ready.go), free loopback ports (ports.go), partitions of etcd
 //     peers through the link proxies that run inside the members
 //     (partition.go: rules on cluster/etcd's etcd-peer link, over

@@ -14,11 +14,12 @@ import (
 // SetPeerCut partitions (cut) or heals an etcd member from its peers
 // through the etcd-peer links inside every member (Topology.LinkProxies):
 // each running member's proxy gets member added to, or removed from, its
-// cut set, over its control on the member's client URL (Endpoint). Every
+// cut set, over its control on the member's client URL (Endpoint), as
+// kstep-etcd-admin on a secure cluster (the one in stateDir). Every
 // provider partitions etcd peers with this one mechanism. A member that is
 // down is skipped; when it starts again its proxy starts with an empty cut
 // set.
-func SetPeerCut(ctx context.Context, actors []Actor, member string, cut bool) error {
+func SetPeerCut(ctx context.Context, stateDir string, actors []Actor, member string, cut bool) error {
 	var members []Actor
 	found := false
 	for _, a := range actors {
@@ -35,16 +36,28 @@ func SetPeerCut(ctx context.Context, actors []Actor, member string, cut bool) er
 	if !found {
 		return fmt.Errorf("etcd member %q: %w", member, ErrUnknownActor)
 	}
+	hc, err := EtcdControlClient(stateDir, actors)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, m := range members {
-		if err := updatePeerCut(ctx, m, member, cut); err != nil {
+		if err := updatePeerCut(ctx, hc, m, member, cut); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", m.Name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-var controlClient = &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}
+// EtcdControlClient is the HTTP client of the etcd members' link control
+// in actors: kstep-etcd-admin's (EtcdAdminTLS) on a secure cluster.
+func EtcdControlClient(stateDir string, actors []Actor) (*http.Client, error) {
+	tlsCfg, err := EtcdAdminTLS(stateDir, actors)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil, TLSClientConfig: tlsCfg}}, nil
+}
 
 // partitionRule is the rule that cuts member off its peers, on member's
 // own link (everything into it) or another member's (what member sends).
@@ -56,8 +69,8 @@ func partitionRule(member string, own bool) netfault.Rule {
 	return r
 }
 
-func updatePeerCut(ctx context.Context, m Actor, member string, cut bool) error {
-	c := netfault.Client{HC: controlClient, Base: m.Endpoint}
+func updatePeerCut(ctx context.Context, hc *http.Client, m Actor, member string, cut bool) error {
+	c := netfault.Client{HC: hc, Base: m.Endpoint}
 	var err error
 	if cut {
 		_, err = c.Update(ctx, etcd.LinkPeer, partitionRule(member, m.Name == member))

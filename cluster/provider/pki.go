@@ -2,11 +2,14 @@ package provider
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 
 	"github.com/kstep-dev/kstep/cluster/pki"
 )
@@ -28,6 +31,17 @@ import (
 // the port authorizes its callers' client certificates by
 // SubjectAccessReview (cluster/opsserver). An insecure cluster has none of
 // this, so no kubelet server either, and open ops ports.
+//
+// etcd has a PKI of its own under pki/etcd, as upstream's (kubeadm's
+// etcd/ca): its CA signs the members' client-URL certificates, the
+// apiservers' etcd client certificate (kube-apiserver-etcd-client) and
+// kstep's operator certificate (kstep-etcd-admin: chaos, link control,
+// `kstep etcd recover`), and a second CA (peer-ca) signs only the members'
+// peer certificates, so no client certificate opens a peer URL. A
+// certificate of the cluster's CA (a controller-manager's, a kubelet's)
+// opens neither. The two CAs' keys are never written: nothing issues an
+// etcd certificate after Up. Only the members and the apiservers see
+// these files (the docker provider mounts them into no other container).
 
 // PKIFiles are the paths of a cluster's PKI.
 type PKIFiles struct{ Dir string }
@@ -79,11 +93,131 @@ func (f PKIFiles) opsArgs(component string) []string {
 	}
 }
 
-// hasOpsPort reports whether c serves an ops port.
+// hasOpsPort reports whether c serves an ops port (cluster/opsserver). An
+// etcd member's metrics URL is etcd's own, plain and keyless, not one.
 func (c Component) hasOpsPort() bool {
+	if c.Role == RoleEtcd {
+		return false
+	}
 	_, metrics := c.Ports[PortMetrics]
 	_, kubelet := c.Ports[PortKubelet]
 	return metrics || kubelet
+}
+
+// etcd's PKI (pki/etcd).
+func (f PKIFiles) etcdDir() string                 { return f.path("etcd") }
+func (f PKIFiles) etcdFile(name string) string     { return filepath.Join(f.etcdDir(), name) }
+func (f PKIFiles) etcdCA() string                  { return f.etcdFile("ca.crt") }
+func (f PKIFiles) etcdPeerCA() string              { return f.etcdFile("peer-ca.crt") }
+func (f PKIFiles) etcdServer(m, ext string) string { return f.etcdFile(m + ext) }
+func (f PKIFiles) etcdPeer(m, ext string) string   { return f.etcdFile(m + "-peer" + ext) }
+func (f PKIFiles) apiserverEtcdClient(ext string) string {
+	return f.etcdFile("apiserver-etcd-client" + ext)
+}
+
+// EtcdDir is the directory of the cluster's etcd PKI, which only etcd
+// members and apiservers may see.
+func (f PKIFiles) EtcdDir() string { return f.etcdDir() }
+
+// EtcdAdmin are the CA, certificate and key of kstep-etcd-admin, kstep's
+// operator identity toward etcd (etcdctl's --cacert, --cert, --key).
+func (f PKIFiles) EtcdAdmin() (ca, cert, key string) {
+	return f.etcdCA(), f.etcdFile("admin.crt"), f.etcdFile("admin.key")
+}
+
+// etcdArgs are the flags that put member m behind TLS: certificates on
+// its client and peer URLs, each taking only its own CA's clients, and
+// its link control only for kstep-etcd-admin.
+func (f PKIFiles) etcdArgs(m string) []string {
+	return []string{
+		"--cert-file=" + f.etcdServer(m, ".crt"), "--key-file=" + f.etcdServer(m, ".key"),
+		"--trusted-ca-file=" + f.etcdCA(), "--client-cert-auth",
+		"--peer-cert-file=" + f.etcdPeer(m, ".crt"), "--peer-key-file=" + f.etcdPeer(m, ".key"),
+		"--peer-trusted-ca-file=" + f.etcdPeerCA(), "--peer-client-cert-auth",
+		"--link-control-cn=" + pki.EtcdAdminUser,
+	}
+}
+
+// apiserverEtcdArgs are an apiserver's etcd client flags (upstream's).
+func (f PKIFiles) apiserverEtcdArgs() []string {
+	return []string{"--etcd-cafile=" + f.etcdCA(),
+		"--etcd-certfile=" + f.apiserverEtcdClient(".crt"), "--etcd-keyfile=" + f.apiserverEtcdClient(".key")}
+}
+
+// EtcdAdminTLS is the TLS of kstep's operator paths toward the etcd
+// members in actors (their client URLs and link control): the
+// kstep-etcd-admin certificate of the cluster in stateDir, trusting its
+// etcd CA; nil when the members serve plain http (an insecure cluster).
+func EtcdAdminTLS(stateDir string, actors []Actor) (*tls.Config, error) {
+	secure := false
+	for _, a := range actors {
+		if a.Role == RoleEtcd && strings.HasPrefix(a.Endpoint, "https://") {
+			secure = true
+		}
+	}
+	if !secure {
+		return nil, nil
+	}
+	ca, cert, key := PKIPaths(stateDir).EtcdAdmin()
+	cfg, err := (transport.TLSInfo{CertFile: cert, KeyFile: key, TrustedCAFile: ca}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("etcd admin certificate: %w", err)
+	}
+	return cfg, nil
+}
+
+// writeEtcdPKI issues etcd's PKI for the members in cs: each a
+// certificate for its client URL and one for its peer URL, valid for
+// 127.0.0.1 and its name (its host on the docker network), and the
+// apiservers' and kstep's client certificates.
+func writeEtcdPKI(f PKIFiles, cs []Component) error {
+	ca, err := pki.NewCA("kstep-etcd-ca")
+	if err != nil {
+		return err
+	}
+	peerCA, err := pki.NewCA("kstep-etcd-peer-ca")
+	if err != nil {
+		return err
+	}
+	type out struct {
+		issue     func() (pki.Pair, error)
+		cert, key string
+	}
+	outs := []out{
+		{func() (pki.Pair, error) { return pki.Pair{CertPEM: ca.CertPEM()}, nil }, f.etcdCA(), ""},
+		{func() (pki.Pair, error) { return pki.Pair{CertPEM: peerCA.CertPEM()}, nil }, f.etcdPeerCA(), ""},
+		{func() (pki.Pair, error) { return ca.ClientCert(pki.APIServerEtcdClientUser) },
+			f.apiserverEtcdClient(".crt"), f.apiserverEtcdClient(".key")},
+	}
+	_, adminCert, adminKey := f.EtcdAdmin()
+	outs = append(outs, out{func() (pki.Pair, error) { return ca.ClientCert(pki.EtcdAdminUser) }, adminCert, adminKey})
+	for _, c := range cs {
+		if c.Role != RoleEtcd {
+			continue
+		}
+		outs = append(outs,
+			out{func() (pki.Pair, error) { return ca.PeerCert(c.Name, c.Name) }, f.etcdServer(c.Name, ".crt"), f.etcdServer(c.Name, ".key")},
+			out{func() (pki.Pair, error) { return peerCA.PeerCert(c.Name, c.Name) }, f.etcdPeer(c.Name, ".crt"), f.etcdPeer(c.Name, ".key")})
+	}
+	if err := os.MkdirAll(f.etcdDir(), 0o755); err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	for _, o := range outs {
+		pair, err := o.issue()
+		if err != nil {
+			return err
+		}
+		if o.key == "" {
+			if err := os.WriteFile(o.cert, pair.CertPEM, 0o644); err != nil {
+				return fmt.Errorf("pki: %w", err)
+			}
+			continue
+		}
+		if err := pair.Write(o.cert, o.key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tokens is the apiservers' token file; HollowTokens the hollow-nodes
@@ -122,6 +256,9 @@ func WritePKI(stateDir string, cs []Component, hosts, users []string) error {
 		return err
 	}
 	if err := ca.Pair().Write(f.caCert(), f.caKey()); err != nil {
+		return err
+	}
+	if err := writeEtcdPKI(f, cs); err != nil {
 		return err
 	}
 	serving, err := ca.ServingCert("kstep-apiserver", hosts...)

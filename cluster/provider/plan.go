@@ -81,7 +81,11 @@ const (
 	// (Topology.LinkProxies); the admin kubeconfig and the chaos engine
 	// use PortAPI.
 	PortAPIProxy = "api-proxy"
-	PortMetrics  = "metrics"  // controller-managers, schedulers, hollow nodes: their ops port (/healthz, /metrics; cluster/opsserver)
+	// PortMetrics is controller-managers', schedulers' and hollow nodes'
+	// ops port (/healthz, /metrics; cluster/opsserver), and an etcd
+	// member's plain metrics URL (/metrics, /health; its client URL takes
+	// only certificates).
+	PortMetrics  = "metrics"
 	PortRegistry = "registry" // the image registry
 	PortKubelet  = "kubelet"  // a real node's kubelet: its ops port
 	// PortKubeletServer is the kubelet's HTTPS server (logs, exec, attach,
@@ -108,6 +112,11 @@ type Component struct {
 	Serve     string
 	Scheme    string
 	ReadyPath string
+	// Metrics, when set, is the use of a plain-http port that serves
+	// ReadyPath and /metrics apart from Serve, which then takes client
+	// certificates (an etcd member behind TLS): the readiness probe and
+	// the bench read it (Actor.MetricsURL).
+	Metrics string
 	// DataDir is the directory that must survive a restart (an etcd
 	// member's data, a real node's containerd root), as the component sees
 	// it; "" for none.
@@ -183,14 +192,22 @@ func Plan(t Topology, a Addressing) []Component {
 		}
 		return a.Port(name, PortPeer)
 	}
+	// A secure cluster's etcd is https on its client and peer URLs with
+	// client certificates required on both (etcd's PKI, pki.go), and
+	// serves its metrics and health on a plain metrics URL; an insecure
+	// cluster's is plain http, as its apiservers are.
+	etcdScheme := "http"
+	if secure {
+		etcdScheme = "https"
+	}
 	for i := range t.EtcdMembers {
 		name := fmt.Sprintf("etcd-%d", i)
-		initial = append(initial, name+"="+url("http", a.Host(name), peerPort(name)))
+		initial = append(initial, name+"="+url(etcdScheme, a.Host(name), peerPort(name)))
 		clientPort := a.Port(name, PortClient)
 		if t.LinkProxies {
 			clientPort = a.Port(name, PortClientProxy)
 		}
-		etcdServers = append(etcdServers, url("http", a.Host(name), clientPort))
+		etcdServers = append(etcdServers, url(etcdScheme, a.Host(name), clientPort))
 	}
 	for i := range t.EtcdMembers {
 		name := fmt.Sprintf("etcd-%d", i)
@@ -199,12 +216,19 @@ func Plan(t Topology, a Addressing) []Component {
 		args := []string{"etcd",
 			"--name=" + name,
 			"--data-dir=" + data,
-			"--listen-client-urls=" + url("http", a.ListenHost, ports[PortClient]),
-			"--advertise-client-urls=" + url("http", a.Host(name), ports[PortClient]),
-			"--listen-peer-urls=" + url("http", a.ListenHost, ports[PortPeer]),
-			"--initial-advertise-peer-urls=" + url("http", a.Host(name), peerPort(name)),
+			"--listen-client-urls=" + url(etcdScheme, a.ListenHost, ports[PortClient]),
+			"--advertise-client-urls=" + url(etcdScheme, a.Host(name), ports[PortClient]),
+			"--listen-peer-urls=" + url(etcdScheme, a.ListenHost, ports[PortPeer]),
+			"--initial-advertise-peer-urls=" + url(etcdScheme, a.Host(name), peerPort(name)),
 			"--initial-cluster=" + strings.Join(initial, ","),
 			"--initial-cluster-state=new",
+		}
+		metrics := ""
+		if secure {
+			metrics = PortMetrics
+			ports[PortMetrics] = a.Port(name, PortMetrics)
+			args = append(args, "--listen-metrics-urls="+url("http", a.ListenHost, ports[PortMetrics]))
+			args = append(args, files.etcdArgs(name)...)
 		}
 		if t.LinkProxies {
 			ports[PortPeerProxy] = peerPort(name)
@@ -214,7 +238,7 @@ func Plan(t Topology, a Addressing) []Component {
 		}
 		args = append(args, t.Etcd.Args()...)
 		out = append(out, Component{Name: name, Role: RoleEtcd, Args: args, Ports: ports,
-			Serve: PortClient, Scheme: "http", ReadyPath: "/health", DataDir: data})
+			Serve: PortClient, Scheme: etcdScheme, ReadyPath: "/health", Metrics: metrics, DataDir: data})
 	}
 
 	var apiservers []string
@@ -231,6 +255,7 @@ func Plan(t Topology, a Addressing) []Component {
 			"--etcd-servers=" + strings.Join(etcdServers, ",")}
 		if secure {
 			args = append(args, files.apiserverArgs()...)
+			args = append(args, files.apiserverEtcdArgs()...)
 		}
 		if b := t.Etcd.MaxRequestBytes; b != 0 {
 			args = append(args, "--max-request-bytes="+strconv.FormatUint(uint64(b), 10))

@@ -56,13 +56,35 @@ func TestPlan(t *testing.T) {
 	e := component(t, cs, "etcd-1")
 	proxy := e.Ports[PortPeerProxy]
 	if proxy == 0 || !hasArg(e, fmt.Sprintf("--peer-proxy-listen=0.0.0.0:%d", proxy)) ||
-		!hasArg(e, fmt.Sprintf("--initial-advertise-peer-urls=http://etcd-1:%d", proxy)) ||
+		!hasArg(e, fmt.Sprintf("--initial-advertise-peer-urls=https://etcd-1:%d", proxy)) ||
 		!hasArg(e, "--data-dir=/data/etcd-1") || !hasArg(e, "--heartbeat-interval=50") {
 		t.Errorf("etcd-1 args %q", e.Args)
 	}
+	// A secure cluster's etcd: https with client certificates required on
+	// both URLs, its own certificates, metrics and readiness on a plain
+	// metrics URL, its links controlled by kstep-etcd-admin only.
+	if e.Scheme != "https" || e.Metrics != PortMetrics || e.Ports[PortMetrics] == 0 ||
+		!hasArg(e, fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", e.Ports[PortMetrics])) ||
+		!hasArg(e, "--client-cert-auth") || !hasArg(e, "--peer-client-cert-auth") ||
+		!hasArg(e, "--cert-file=/state/pki/etcd/etcd-1.crt") || !hasArg(e, "--peer-cert-file=/state/pki/etcd/etcd-1-peer.crt") ||
+		!hasArg(e, "--trusted-ca-file=/state/pki/etcd/ca.crt") || !hasArg(e, "--peer-trusted-ca-file=/state/pki/etcd/peer-ca.crt") ||
+		!hasArg(e, "--link-control-cn=kstep-etcd-admin") {
+		t.Errorf("etcd-1: scheme %s metrics %q args %q", e.Scheme, e.Metrics, e.Args)
+	}
 	a := component(t, cs, "apiserver-1")
-	if a.Scheme != "https" || !hasArg(a, "--authorization-mode=Node,RBAC") || a.Args[len(a.Args)-1] != "--x=1" {
+	if a.Scheme != "https" || !hasArg(a, "--authorization-mode=Node,RBAC") || a.Args[len(a.Args)-1] != "--x=1" ||
+		!hasArg(a, "--etcd-certfile=/state/pki/etcd/apiserver-etcd-client.crt") || !hasArg(a, "--etcd-cafile=/state/pki/etcd/ca.crt") ||
+		!slices.ContainsFunc(a.Args, func(s string) bool { return strings.HasPrefix(s, "--etcd-servers=https://etcd-0:") }) {
 		t.Errorf("apiserver-1: scheme %s args %q", a.Scheme, a.Args)
+	}
+	// No other actor holds an etcd certificate.
+	for _, c := range cs {
+		if c.Role == RoleEtcd || c.Role == RoleAPIServer {
+			continue
+		}
+		if slices.ContainsFunc(c.Args, func(s string) bool { return strings.Contains(s, "/pki/etcd/") }) {
+			t.Errorf("%s is given an etcd certificate: %q", c.Name, c.Args)
+		}
 	}
 	// Clients spread over the apiservers, each role from the first.
 	for name, server := range map[string]string{"controller-manager-0": "apiserver-0", "controller-manager-1": "apiserver-1",

@@ -36,6 +36,10 @@ type Actor struct {
 	PID int `json:"pid"`
 	// LogPath is the file the actor's stdout and stderr go to.
 	LogPath string `json:"log"`
+	// MetricsURL, when set, is where the actor's /metrics is read apart
+	// from Endpoint, plain and without credentials: an etcd member's
+	// metrics URL (its client URL takes only etcd's certificates).
+	MetricsURL string `json:"metrics,omitempty"`
 	// APIServer is the apiserver an apiserver client talks to ("" for
 	// the others): the harness measures its watch latency from that
 	// apiserver's watch-cache stamps.

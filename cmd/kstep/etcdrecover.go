@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -15,6 +16,7 @@ import (
 
 func newEtcdRecoverCmd() *cobra.Command {
 	var endpoints []string
+	var tlsInfo transport.TLSInfo
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "recover",
@@ -30,6 +32,10 @@ and after. When the objects themselves fill the quota (in use after
 recovery close to --quota-backend-bytes), the alarm comes back with the next
 write: raise the members' quota or delete objects.
 
+A kstep cluster's etcd (unless --insecure) takes only certificates of its
+own CA: pass kstep's operator certificate with --cacert, --cert and --key
+(the ETCDCTL_CACERT, ETCDCTL_CERT and ETCDCTL_KEY kstep up prints).
+
 Exit status: 0 recovered, 1 a step failed (named), 2 bad flags.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -40,7 +46,18 @@ Exit status: 0 recovered, 1 a step failed (named), 2 bad flags.`,
 			defer stop()
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+			cfg := clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()}
+			if !tlsInfo.Empty() || tlsInfo.TrustedCAFile != "" {
+				if (tlsInfo.CertFile == "") != (tlsInfo.KeyFile == "") {
+					return usageError{fmt.Errorf("--cert and --key go together")}
+				}
+				tlsCfg, err := tlsInfo.ClientConfig()
+				if err != nil {
+					return fmt.Errorf("etcd client TLS: %w", err)
+				}
+				cfg.TLS = tlsCfg
+			}
+			cli, err := clientv3.New(cfg)
 			if err != nil {
 				return fmt.Errorf("etcd client: %w", err)
 			}
@@ -66,6 +83,9 @@ Exit status: 0 recovered, 1 a step failed (named), 2 bad flags.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&endpoints, "endpoints", nil, "the etcd members' client URLs (comma-separated)")
+	f.StringVar(&tlsInfo.TrustedCAFile, "cacert", "", "the CA of the members' certificates (a kstep cluster's: ETCDCTL_CACERT, as kstep up prints it)")
+	f.StringVar(&tlsInfo.CertFile, "cert", "", "client certificate (a kstep cluster's etcd admin: ETCDCTL_CERT)")
+	f.StringVar(&tlsInfo.KeyFile, "key", "", "client key (ETCDCTL_KEY)")
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long (defragmenting a large member takes a while)")
 	return cmd
 }

@@ -237,14 +237,21 @@ func printCluster(w io.Writer, p provider.Provider) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ACTOR\tROLE\tENDPOINT\tPID\tLOG")
 	var etcd []string
+	secureEtcd := false
 	for _, a := range p.Actors() {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", a.Name, a.Role, a.Endpoint, a.PID, a.LogPath)
 		if a.Role == provider.RoleEtcd {
 			etcd = append(etcd, a.Endpoint)
+			secureEtcd = secureEtcd || strings.HasPrefix(a.Endpoint, "https://")
 		}
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "ETCDCTL_ENDPOINTS=%s\n", strings.Join(etcd, ","))
+	if secureEtcd {
+		// etcd takes only its own CA's certificates: kstep's operator one.
+		ca, cert, key := provider.PKIPaths(p.StateDir()).EtcdAdmin()
+		fmt.Fprintf(w, "ETCDCTL_CACERT=%s\nETCDCTL_CERT=%s\nETCDCTL_KEY=%s\n", ca, cert, key)
+	}
 	if k := p.Kubeconfig(); k != "" {
 		fmt.Fprintf(w, "KUBECONFIG=%s\n", k)
 	}

@@ -196,7 +196,11 @@ func etcdWatchers(b *testing.B, p *process.Provider) float64 {
 		if a.Role != provider.RoleEtcd {
 			continue
 		}
-		resp, err := http.Get(a.Endpoint + "/metrics")
+		base := a.Endpoint
+		if a.MetricsURL != "" {
+			base = a.MetricsURL // a secure cluster's: its client URL takes only etcd's certificates
+		}
+		resp, err := http.Get(base + "/metrics")
 		if err != nil {
 			b.Fatal(err)
 		}

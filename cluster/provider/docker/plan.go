@@ -18,7 +18,7 @@ var containerPorts = map[string]int{
 	provider.PortClientProxy: 2382,
 	provider.PortAPI:         6443,
 	provider.PortAPIProxy:    6444,
-	provider.PortMetrics:     10257, // controller-managers, schedulers, hollow nodes
+	provider.PortMetrics:     10257, // controller-managers, schedulers, hollow nodes; a secure cluster's etcd members
 	provider.PortRegistry:    5000,
 	provider.PortKubelet:     10248, // a node's kubelet /healthz and /metrics
 	// The kubelets' HTTPS server (logs, exec, stats), of real nodes and of
@@ -58,22 +58,34 @@ func addressing(spec provider.Spec, id string) provider.Addressing {
 }
 
 // plan is provider.Plan in containers, with one published host port each,
-// from hostPorts in order.
+// from hostPorts in order, then one more for each actor with a metrics
+// port of its own (Component.Metrics: a secure cluster's etcd members),
+// which is where the host probes its readiness and reads its metrics.
 func plan(spec provider.Spec, id string, images map[string]string, hostPorts []int) []actorState {
 	comps := provider.Plan(spec.Topology, addressing(spec, id))
 	out := make([]actorState, 0, len(comps))
+	extra := len(comps)
 	for i, c := range comps {
 		hp := hostPorts[i]
 		ep := c.Scheme + "://127.0.0.1:" + strconv.Itoa(hp)
+		ready, metrics, metricsPort, metricsHostPort := ep, "", 0, 0
+		if c.Metrics != "" {
+			metricsPort, metricsHostPort = c.Ports[c.Metrics], hostPorts[extra]
+			extra++
+			metrics = "http://127.0.0.1:" + strconv.Itoa(metricsHostPort)
+			ready = metrics
+		}
 		image := images[controlPlaneImage.kind]
 		if c.Role == provider.RoleNode {
 			image = images[nodeImage.kind]
 		}
 		a := actorState{
-			Actor:     provider.Actor{Name: c.Name, Role: c.Role, Endpoint: ep, LogPath: provider.LogPath(spec.StateDir, c.Name), APIServer: c.APIServer},
+			Actor: provider.Actor{Name: c.Name, Role: c.Role, Endpoint: ep, MetricsURL: metrics,
+				LogPath: provider.LogPath(spec.StateDir, c.Name), APIServer: c.APIServer},
 			Component: c,
 			Container: containerName(id, c.Name), Alias: c.Name, Image: image,
-			Port: c.Ports[c.Serve], HostPort: hp, ReadyURL: ep + c.ReadyPath,
+			Port: c.Ports[c.Serve], HostPort: hp, MetricsPort: metricsPort, MetricsHostPort: metricsHostPort,
+			ReadyURL: ready + c.ReadyPath,
 		}
 		if c.DataDir != "" {
 			a.Volume, a.VolumeDir = containerName(id, c.Name), c.DataDir
@@ -83,9 +95,16 @@ func plan(spec provider.Spec, id string, images map[string]string, hostPorts []i
 	return out
 }
 
-// planSize is how many actors (and so published ports) spec has.
+// planSize is how many ports spec's actors publish.
 func planSize(spec provider.Spec) int {
-	return len(provider.Plan(spec.Topology, addressing(spec, "")))
+	n := 0
+	for _, c := range provider.Plan(spec.Topology, addressing(spec, "")) {
+		n++
+		if c.Metrics != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // containerName is the Docker name of an actor's container (and volume).

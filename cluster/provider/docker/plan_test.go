@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -21,7 +22,8 @@ func TestPlanInContainers(t *testing.T) {
 		ports[i] = 30000 + i
 	}
 	actors := plan(spec, "abc", map[string]string{"control-plane": "cp:1", "node": "node:1"}, ports)
-	if len(actors) != n {
+	// One port per actor, and each etcd member's metrics URL.
+	if len(actors)+3 != n {
 		t.Fatalf("%d actors for %d ports", len(actors), n)
 	}
 	byName := map[string]actorState{}
@@ -32,13 +34,18 @@ func TestPlanInContainers(t *testing.T) {
 		}
 	}
 	e := byName["etcd-1"]
-	for _, want := range []string{"--advertise-client-urls=http://etcd-1:2379", "--initial-advertise-peer-urls=http://etcd-1:2381",
-		"--peer-proxy-listen=0.0.0.0:2381", "--listen-peer-urls=http://0.0.0.0:2380", "--data-dir=" + etcdVolumeDir} {
+	for _, want := range []string{"--advertise-client-urls=https://etcd-1:2379", "--initial-advertise-peer-urls=https://etcd-1:2381",
+		"--peer-proxy-listen=0.0.0.0:2381", "--listen-peer-urls=https://0.0.0.0:2380", "--data-dir=" + etcdVolumeDir,
+		"--listen-metrics-urls=http://0.0.0.0:10257"} {
 		if !slices.Contains(e.Component.Args, want) {
 			t.Errorf("etcd-1 lacks %s: %q", want, e.Component.Args)
 		}
 	}
-	if e.Volume != "kstep-abc-etcd-1" || e.VolumeDir != etcdVolumeDir || e.Endpoint != "http://127.0.0.1:30001" {
+	// The host reaches its client URL and, for readiness and metrics, its
+	// metrics URL, published after every actor's own port.
+	if e.Volume != "kstep-abc-etcd-1" || e.VolumeDir != etcdVolumeDir || e.Endpoint != "https://127.0.0.1:30001" ||
+		e.MetricsPort != 10257 || e.MetricsHostPort != ports[len(actors)+1] ||
+		e.MetricsURL != fmt.Sprintf("http://127.0.0.1:%d", ports[len(actors)+1]) || e.ReadyURL != e.MetricsURL+"/health" {
 		t.Errorf("etcd-1: %+v", e)
 	}
 	a := byName["apiserver-0"]

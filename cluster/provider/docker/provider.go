@@ -463,7 +463,7 @@ func (p *Provider) Partition(ctx context.Context, name string, scope provider.Sc
 			return fmt.Errorf("partition %s: only etcd members have peers to be cut from (scope %q); take the actor off the network with scope %q: %w",
 				name, scope, provider.ScopeAll, provider.ErrUnsupported)
 		}
-		if err := provider.SetPeerCut(ctx, p.Actors(), name, true); err != nil {
+		if err := provider.SetPeerCut(ctx, p.cfg.StateDir, p.Actors(), name, true); err != nil {
 			return fmt.Errorf("partition %s: %w", name, err)
 		}
 		return nil
@@ -498,7 +498,7 @@ func (p *Provider) Heal(ctx context.Context, name string) error {
 		}
 	}
 	if a.Role == provider.RoleEtcd {
-		if err := provider.SetPeerCut(ctx, p.Actors(), name, false); err != nil {
+		if err := provider.SetPeerCut(ctx, p.cfg.StateDir, p.Actors(), name, false); err != nil {
 			return fmt.Errorf("heal %s: %w", name, err)
 		}
 	}
@@ -741,8 +741,13 @@ func (p *Provider) create(ctx context.Context, st *clusterState, a actorState) e
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: p.cfg.TraceDir, Target: p.cfg.TraceDir})
 	}
 	if !p.cfg.Insecure {
-		pki := provider.PKIPaths(p.cfg.StateDir).Dir
-		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: pki, Target: pki, ReadOnly: true})
+		files := provider.PKIPaths(p.cfg.StateDir)
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: files.Dir, Target: files.Dir, ReadOnly: true})
+		if a.Role != provider.RoleEtcd && a.Role != provider.RoleAPIServer {
+			// etcd's certificates are the members' and the apiservers'
+			// only: every other container sees an empty directory there.
+			mounts = append(mounts, mount.Mount{Type: mount.TypeTmpfs, Target: files.EtcdDir(), ReadOnly: true})
+		}
 	}
 	if a.Volume != "" {
 		if _, err := cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: a.Volume, Labels: p.labels(st, a.Name)}); err != nil {
@@ -751,6 +756,13 @@ func (p *Provider) create(ctx context.Context, st *clusterState, a actorState) e
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: a.Volume, Target: a.VolumeDir})
 	}
 	port := network.MustParsePort(strconv.Itoa(a.Port) + "/tcp")
+	bindings := network.PortMap{port: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(a.HostPort)}}}
+	exposed := []string{port.String()}
+	if a.MetricsPort != 0 {
+		mp := network.MustParsePort(strconv.Itoa(a.MetricsPort) + "/tcp")
+		bindings[mp] = []network.PortBinding{{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(a.MetricsHostPort)}}
+		exposed = append(exposed, mp.String())
+	}
 	base := func(hc *container.HostConfig) {
 		hc.Init = new(true)
 		if p.cfg.Supervise && st.Detached {
@@ -758,7 +770,7 @@ func (p *Provider) create(ctx context.Context, st *clusterState, a actorState) e
 			hc.RestartPolicy = container.RestartPolicy{Name: container.RestartPolicyAlways}
 		}
 		hc.Mounts = mounts
-		hc.PortBindings = network.PortMap{port: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(a.HostPort)}}}
+		hc.PortBindings = bindings
 	}
 	req := testcontainers.ContainerRequest{
 		Image:          a.Image,
@@ -766,7 +778,7 @@ func (p *Provider) create(ctx context.Context, st *clusterState, a actorState) e
 		Cmd:            a.Component.Args,
 		Env:            map[string]string{"KSTEP_LOG_FILE": a.LogPath},
 		Labels:         p.labels(st, a.Name),
-		ExposedPorts:   []string{port.String()},
+		ExposedPorts:   exposed,
 		Networks:       []string{st.Network},
 		NetworkAliases: map[string][]string{st.Network: {a.Alias}},
 	}

@@ -53,6 +53,10 @@ type actorState struct {
 	// Port is the container port published as HostPort on 127.0.0.1.
 	Port     int `json:"port"`
 	HostPort int `json:"hostPort"`
+	// MetricsPort, when set, is published as MetricsHostPort too: an etcd
+	// member's plain metrics URL, the host's probe of its readiness.
+	MetricsPort     int `json:"metricsPort,omitempty"`
+	MetricsHostPort int `json:"metricsHostPort,omitempty"`
 	// ReadyURL answers 200 (from the host) when the actor is ready.
 	ReadyURL string `json:"readyURL"`
 	// Volume, when set, is mounted at VolumeDir: etcd's data, a node's

@@ -30,7 +30,7 @@ func (p *Provider) Partition(ctx context.Context, name string, scope provider.Sc
 	if err := p.peerActor(name, scope); err != nil {
 		return fmt.Errorf("partition %s: %w", name, err)
 	}
-	if err := provider.SetPeerCut(ctx, p.Actors(), name, true); err != nil {
+	if err := provider.SetPeerCut(ctx, p.cfg.StateDir, p.Actors(), name, true); err != nil {
 		return fmt.Errorf("partition %s: %w", name, err)
 	}
 	return nil
@@ -41,7 +41,7 @@ func (p *Provider) Heal(ctx context.Context, name string) error {
 	if err := p.peerActor(name, provider.ScopePeers); err != nil {
 		return fmt.Errorf("heal %s: %w", name, err)
 	}
-	if err := provider.SetPeerCut(ctx, p.Actors(), name, false); err != nil {
+	if err := provider.SetPeerCut(ctx, p.cfg.StateDir, p.Actors(), name, false); err != nil {
 		return fmt.Errorf("heal %s: %w", name, err)
 	}
 	return nil

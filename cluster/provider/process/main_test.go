@@ -48,6 +48,9 @@ func fakeActor(role string, args []string) int {
 		fs.String("kubelet-client-certificate", "", "")
 		fs.String("kubelet-client-key", "", "")
 		fs.String("kubelet-certificate-authority", "", "")
+		fs.String("etcd-cafile", "", "")
+		fs.String("etcd-certfile", "", "")
+		fs.String("etcd-keyfile", "", "")
 		// kstep's own root flag, which the plan gives every actor.
 		fs.Int("gomaxprocs", 0, "")
 		if err := fs.Parse(args); err != nil {

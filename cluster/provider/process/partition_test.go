@@ -54,7 +54,7 @@ func TestPartitionEtcdLeader(t *testing.T) {
 		endpoints = append(endpoints, a.Endpoint)
 		names[a.Endpoint] = a.Name
 	}
-	cli := etcdClient(t, endpoints...)
+	cli := etcdClient(t, p, endpoints...)
 	old, err := leaderOf(ctx, cli, endpoints)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestPartitionEtcdLeader(t *testing.T) {
 			t.Logf("== %s\n%s", a.Name, b)
 		}
 	}
-	majority := etcdClient(t, rest...)
+	majority := etcdClient(t, p, rest...)
 	if _, err := majority.Put(ctx, "/partition-test", "written by the majority"); err != nil {
 		t.Fatalf("put through the majority: %v", err)
 	}
@@ -98,7 +98,7 @@ func TestPartitionEtcdLeader(t *testing.T) {
 	deadline = time.Now().Add(30 * time.Second)
 	for {
 		if l, err := leaderOf(ctx, cli, endpoints); err == nil && l != "" {
-			solo := etcdClient(t, old)
+			solo := etcdClient(t, p, old)
 			g, gerr := solo.Get(ctx, "/partition-test")
 			if gerr == nil && len(g.Kvs) == 1 {
 				break

@@ -322,12 +322,18 @@ func (p *Provider) plan() ([]actorState, error) {
 	var out []actorState
 	for _, c := range provider.Plan(p.cfg.Topology, addr) {
 		ep := fmt.Sprintf("%s://127.0.0.1:%d", c.Scheme, c.Ports[c.Serve])
+		ready, metrics := ep, ""
+		if c.Metrics != "" {
+			metrics = fmt.Sprintf("http://127.0.0.1:%d", c.Ports[c.Metrics])
+			ready = metrics
+		}
 		out = append(out, actorState{
-			Actor:       provider.Actor{Name: c.Name, Role: c.Role, Endpoint: ep, LogPath: provider.LogPath(dir, c.Name), APIServer: c.APIServer},
+			Actor: provider.Actor{Name: c.Name, Role: c.Role, Endpoint: ep, MetricsURL: metrics,
+				LogPath: provider.LogPath(dir, c.Name), APIServer: c.APIServer},
 			Args:        c.Args,
 			Ports:       c.Ports,
 			DataDir:     c.DataDir,
-			ReadyURL:    ep + c.ReadyPath,
+			ReadyURL:    ready + c.ReadyPath,
 			Kubeconfig:  c.Kubeconfig,
 			APIServer:   c.APIServer,
 			User:        c.User,

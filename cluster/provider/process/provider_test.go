@@ -79,9 +79,14 @@ func actor(t *testing.T, p provider.Provider, name string) provider.Actor {
 	return provider.Actor{}
 }
 
-func etcdClient(t *testing.T, endpoints ...string) *clientv3.Client {
+// etcdClient is kstep's etcd-admin client of p's members at endpoints.
+func etcdClient(t *testing.T, p provider.Provider, endpoints ...string) *clientv3.Client {
 	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	tlsCfg, err := provider.EtcdAdminTLS(p.StateDir(), p.Actors())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, TLS: tlsCfg, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatalf("etcd client for %v: %v", endpoints, err)
 	}
@@ -142,7 +147,7 @@ func TestEtcdMemberKilledAndRestartedCatchesUp(t *testing.T) {
 	}
 
 	// Every member is healthy and sees the same leader.
-	cli := etcdClient(t, endpoints...)
+	cli := etcdClient(t, p, endpoints...)
 	var leader uint64
 	for _, ep := range endpoints {
 		st, err := cli.Status(ctx, ep)
@@ -204,7 +209,7 @@ func TestEtcdMemberKilledAndRestartedCatchesUp(t *testing.T) {
 
 	// If etcd-1 led, a write in flight to it times out (etcd's "request timed
 	// out, possibly due to previous leader failure"); wait for a new leader.
-	writer := etcdClient(t, actor(t, p, "etcd-0").Endpoint)
+	writer := etcdClient(t, p, actor(t, p, "etcd-0").Endpoint)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		st, err := writer.Status(ctx, actor(t, p, "etcd-0").Endpoint)
@@ -233,7 +238,7 @@ func TestEtcdMemberKilledAndRestartedCatchesUp(t *testing.T) {
 	}
 
 	// The restarted member serves the write from its own state.
-	reader := etcdClient(t, back.Endpoint)
+	reader := etcdClient(t, p, back.Endpoint)
 	deadline = time.Now().Add(30 * time.Second)
 	for {
 		got, err := reader.Get(ctx, "/kstep/while-etcd-1-was-down", clientv3.WithSerializable())
