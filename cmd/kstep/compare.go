@@ -15,8 +15,9 @@ import (
 
 func newCompareCmd() *cobra.Command {
 	var (
-		o      results.CompareOptions
-		asJSON bool
+		o           results.CompareOptions
+		asJSON      bool
+		calibration string
 	)
 	cmd := &cobra.Command{
 		Use:   "compare BASE NEW",
@@ -58,6 +59,11 @@ on the external cluster, ...). A cross view whose other side ran without
 the outside view is refused, and so are two sides with no row in common;
 --force lifts neither.
 
+--calibration FILE (kstep calibrate of 10 or more runs of one build) says,
+on each ok step whose minimum detectable effect at these runs a side
+exceeds --threshold, "cannot see less than X % here" instead of a silent
+ok.
+
 Exit codes:
   0  no step regressed
   1  a step regressed
@@ -76,6 +82,13 @@ Exit codes:
 				return usageError{err}
 			}
 			c := results.CompareSets(base, cur, o)
+			if calibration != "" {
+				cal, err := results.ReadCalibration(calibration)
+				if err != nil {
+					return usageError{err}
+				}
+				c.ApplyCalibration(cal)
+			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -104,6 +117,7 @@ Exit codes:
 	cmd.Flags().Float64Var(&o.Alpha, "alpha", results.DefaultAlpha, "significance level of the two-sided test")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "compare sets that would be refused (the refusals become warnings)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of the table")
+	cmd.Flags().StringVar(&calibration, "calibration", "", "a calibration file (kstep calibrate): an ok step that cannot see --threshold says the smallest shift it can")
 	return cmd
 }
 
@@ -131,6 +145,9 @@ func printComparison(w io.Writer, c *results.Comparison) error {
 			verdict := d.Verdict
 			if d.Reason != "" && d.Verdict != results.VerdictInconclusive {
 				verdict += ": " + d.Reason
+			}
+			if d.CannotSee != "" {
+				verdict += ": " + d.CannotSee
 			}
 			if err := t.Append([]string{d.Step, d.Name, d.Nodes, fmt.Sprintf("%d/%d", d.BaseN, d.NewN),
 				f2(d.BaseP50), f2(d.NewP50), shift(d.P50), pAdj(d.P50),
