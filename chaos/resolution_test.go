@@ -115,4 +115,3 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s differs from the output:\n%s", path, got)
 	}
 }
-
