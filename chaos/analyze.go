@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -79,6 +80,50 @@ type Measure struct {
 	// MS is nil when the signal was never seen in the fault's window.
 	MS   *float64 `json:"ms"`
 	Note string   `json:"note,omitempty"`
+	// ResolutionMS is the period of the probe the signal is sampled by
+	// (the etcd leader and Lease polls, the probe's writes); 0 when the
+	// signal is an event's own stamp (a watch event, a trace stamp, an
+	// actor's readiness).
+	ResolutionMS float64 `json:"resolution_ms"`
+	// BelowResolution: MS is under ResolutionMS, so it says where the
+	// probe happened to sample, not how long the cluster took; reports
+	// show "< resolution (X ms)" instead of the time. Gates still read MS
+	// (a figure below the resolution is below any limit above it).
+	BelowResolution bool `json:"below_resolution,omitempty"`
+}
+
+// resolve sets the measure's resolution, from its kind, and whether its
+// figure is below it.
+func (m *Measure) resolve(h *History) {
+	switch m.Kind {
+	case string(DetectEtcdLeader), string(DetectLeaseHolder):
+		m.ResolutionMS = float64(pollInterval) / float64(time.Millisecond)
+	case string(DetectWriteRejected), string(RecoverWrite):
+		m.ResolutionMS = float64(h.WritePeriod) / float64(time.Millisecond)
+	default:
+		m.ResolutionMS = 0
+	}
+	m.BelowResolution = m.MS != nil && *m.MS < m.ResolutionMS
+}
+
+// Text is the measure as reports print it: its time, "< resolution (X ms)"
+// below the probe's resolution, "not observed" without one.
+func (m Measure) Text() string {
+	switch {
+	case m.MS == nil:
+		return "not observed"
+	case m.BelowResolution:
+		return fmt.Sprintf("< resolution (%s ms)", strconv.FormatFloat(m.ResolutionMS, 'f', -1, 64))
+	}
+	return time.Duration(*m.MS * float64(time.Millisecond)).Round(time.Millisecond).String()
+}
+
+// writePeriod is the time between the probe's writes at qps.
+func writePeriod(qps float64) time.Duration {
+	if qps <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / qps)
 }
 
 // Observed says whether the measure has a value.
@@ -198,6 +243,8 @@ func (f *FaultResult) Measure(h *History, e Expect) {
 	if !recovered.IsZero() {
 		f.Recovery.MS = ms(recovered.Sub(inj))
 	}
+	f.Detection.resolve(h)
+	f.Recovery.resolve(h)
 
 	f.WriteGapMS, f.FailedWrites, f.UnavailableMS = writeGaps(h.Writes, inj, end)
 	var refused int

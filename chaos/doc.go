@@ -18,7 +18,10 @@
 // leader, the controller-manager leader from its Lease, one hollow
 // kubelet through its actor's control, the client, ...), and measures
 // each fault's detection, recovery and the longest wait of any probe
-// request. Afterwards it checks the invariants the seed's failure table
+// request. Each detection and recovery carries its resolution (the 100 ms
+// poll of the etcd leader and the Leases, the probe's write period; 0 for
+// an event's own stamp), and a figure below it is reported as
+// "< resolution (X ms)", not as a time. Afterwards it checks the invariants the seed's failure table
 // promises (no acknowledged write lost, no ReplicaSet over its replicas,
 // no pod bound twice, etcd members' hashes equal, convergence, the load's
 // objects exactly, running pods unaffected on real nodes), and the

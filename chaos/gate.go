@@ -179,11 +179,11 @@ func (g *Gate) Evaluate(faults []FaultResult, invs []Invariant) []Verdict {
 				continue // its measures mean nothing; the injection line fails it
 			}
 			if fg.MaxDetection != nil {
-				out = append(out, Verdict{Line: line("detection (" + f.Detection.Kind + ")"), Value: dur(f.Detection.MS),
+				out = append(out, Verdict{Line: line("detection (" + f.Detection.Kind + ")"), Value: f.Detection.Text(),
 					Limit: "≤ " + fg.MaxDetection.String(), Pass: within(f.Detection.MS, fg.MaxDetection)})
 			}
 			if fg.MaxRecovery != nil {
-				out = append(out, Verdict{Line: line("recovery (" + f.Recovery.Kind + ")"), Value: dur(f.Recovery.MS),
+				out = append(out, Verdict{Line: line("recovery (" + f.Recovery.Kind + ")"), Value: f.Recovery.Text(),
 					Limit: "≤ " + fg.MaxRecovery.String(), Pass: within(f.Recovery.MS, fg.MaxRecovery)})
 			}
 			if fg.MaxWriteGap != nil {

@@ -12,6 +12,10 @@ type History struct {
 	// Start is when the load started; fault offsets count from it.
 	Start time.Time
 	End   time.Time
+	// WritePeriod is the probe's time between writes (1/writeQPS): the
+	// resolution of a time measured by the first write rejected or
+	// acknowledged after a fault.
+	WritePeriod time.Duration
 	// EtcdLeader: each change of the leader the members report ("" while
 	// none answers with one).
 	EtcdLeader []LeaderSample

@@ -47,10 +47,7 @@ func fmtMeasure(m Measure) string {
 	if m.Kind == string(DetectNone) || m.Kind == string(RecoverNone) || m.Kind == "" {
 		return "—"
 	}
-	if m.MS == nil {
-		return "not observed (" + m.Kind + ")"
-	}
-	return fmt.Sprintf("%s (%s)", fmtDur(*m.MS), m.Kind)
+	return fmt.Sprintf("%s (%s)", m.Text(), m.Kind)
 }
 
 func fmtDur(ms float64) string {
@@ -368,12 +365,12 @@ func timelineSVG(b *strings.Builder, rep *Report) {
 		}
 		if f.Recovery.MS != nil {
 			fmt.Fprintf(b, `<rect x="%.1f" y="%.0f" width="%.1f" height="8" fill="%s"><title>recovery %s</title></rect>`,
-				x(f.InjectedAt), y+9, max(2, xs(*f.Recovery.MS/1000)), color, fmtDur(*f.Recovery.MS))
+				x(f.InjectedAt), y+9, max(2, xs(*f.Recovery.MS/1000)), color, html.EscapeString(f.Recovery.Text()))
 		}
 		if f.Detection.MS != nil {
 			px := x(f.InjectedAt) + xs(*f.Detection.MS/1000)
 			fmt.Fprintf(b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#e80" stroke-width="3"><title>detection %s</title></line>`,
-				px, y-2, px, y+19, fmtDur(*f.Detection.MS))
+				px, y-2, px, y+19, html.EscapeString(f.Detection.Text()))
 		}
 	}
 	b.WriteString("</svg>")

@@ -329,7 +329,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 		return fail("admin client: %v", err)
 	}
 	r := &run{sc: sc, p: p, cs: cs, etcd: etcd, etcdControl: etcdControl, logf: logf, admin: admin,
-		rec: &recorder{now: time.Now, h: History{Leases: map[string][]LeaderSample{}}}}
+		rec: &recorder{now: time.Now, h: History{Leases: map[string][]LeaderSample{}, WritePeriod: writePeriod(sc.Probe.WriteQPS)}}}
 	r.res = &resolver{p: p, cs: cs, etcd: etcd}
 	r.history = &etcdHistory{cli: etcd}
 

@@ -86,6 +86,8 @@ type Comparison struct {
 	// Concluded: each side has enough runs for the test to reach Alpha.
 	// False, the deltas (forced) carry no verdicts.
 	Concluded bool `json:"concluded"`
+	// Family is how the deltas' p's were adjusted together (PAdj).
+	Family Family `json:"family"`
 }
 
 // LeftOut is a row one side measured and the other did not: not compared.
@@ -131,6 +133,9 @@ type SetDelta struct {
 	Verdict string `json:"verdict"`
 	// Reason says which of p50 and p99 moved, by how much and how surely.
 	Reason string `json:"reason,omitempty"`
+	// CannotSee, on an ok row a calibration (ApplyCalibration) found
+	// blind to the threshold: the smallest shift it can see here.
+	CannotSee string `json:"cannot_see,omitempty"`
 }
 
 // Effect is one statistic (p50 or p99) of a step across the runs of two
@@ -146,6 +151,9 @@ type Effect struct {
 	// 100·(1−Alpha) when the runs suffice (95 at the default).
 	CILevel float64 `json:"ci_level_pct"`
 	P       float64 `json:"p"` // two-sided Mann–Whitney over per-run values
+	// PAdj is P adjusted for every test of the comparison (Family): the
+	// verdict's significance. 1 when there was nothing to adjust over.
+	PAdj float64 `json:"p_adj"`
 	// ShiftMS is the Hodges–Lehmann shift in ms.
 	ShiftMS float64 `json:"shift_ms"`
 }
@@ -175,10 +183,13 @@ func (c *Comparison) where(keep func(SetDelta) bool) []SetDelta {
 // build on fresh clusters differ by more than their pods' samples say, so a
 // test over pooled per-pod samples (one run against one run) raises false
 // alarms. Each run contributes one p50 and one p99 per step; a step
-// regresses when the Mann–Whitney test over those per-run values gives
-// p < Alpha and their Hodges–Lehmann shift exceeds Threshold percent, on
-// p50 or on p99. The mirror image is an improvement, reported, never a
-// failure.
+// regresses when the Mann–Whitney test over those per-run values, its p
+// adjusted over every row's p50 and p99 together (family.go: Westfall–Young
+// step-down min-P over relabellings of the runs), gives p < Alpha and their
+// Hodges–Lehmann shift exceeds Threshold percent, on p50 or on p99: two
+// sets of one build fail the comparison with probability at most Alpha,
+// however many rows they have. The mirror image is an improvement,
+// reported, never a failure.
 //
 // Sets that were not measured alike (profile, provider, topology, an
 // invalid or disrupted run) are refused, and so are sets too small for the
@@ -263,13 +274,22 @@ func CompareSets(base, cur *Set, o CompareOptions) *Comparison {
 		}
 	}
 
+	var tests []*familyTest
 	for _, k := range b.order {
 		ns, ok := n.byKey[k]
 		if !ok {
 			continue
 		}
 		bs := b.byKey[k]
-		d := delta(bs, ns, o, c.Concluded)
+		var runs []int
+		runs = append(runs, bs.runs...)
+		for _, r := range ns.runs {
+			runs = append(runs, c.BaseRuns+r)
+		}
+		tests = append(tests,
+			newFamilyTest(runs, append(append([]float64(nil), bs.p50...), ns.p50...), c.BaseRuns),
+			newFamilyTest(runs, append(append([]float64(nil), bs.p99...), ns.p99...), c.BaseRuns))
+		d := measure(bs, ns, o.Alpha)
 		for _, x := range []struct {
 			name    string
 			got, of int
@@ -279,6 +299,13 @@ func CompareSets(base, cur *Set, o CompareOptions) *Comparison {
 			}
 		}
 		c.Deltas = append(c.Deltas, d)
+	}
+	adj, fam := adjust(tests, c.BaseRuns, c.NewRuns)
+	c.Family = fam
+	for i := range c.Deltas {
+		d := &c.Deltas[i]
+		d.P50.PAdj, d.P99.PAdj = adj[2*i], adj[2*i+1]
+		judge(d, o, c.Concluded)
 	}
 	return c
 }
@@ -564,6 +591,7 @@ type setSteps struct {
 type stepRuns struct {
 	step     Step // the first run's, for its number, name and population
 	p50, p99 []float64
+	runs     []int // each value's run, its index in the set
 }
 
 // stepsOf gathers a set's steps and end to end by Key. A run whose step
@@ -571,7 +599,7 @@ type stepRuns struct {
 // unavailable step: there is nothing to compare).
 func stepsOf(s *Set) setSteps {
 	out := setSteps{byKey: map[string]*stepRuns{}}
-	for _, r := range s.Runs {
+	for ri, r := range s.Runs {
 		for _, st := range append(append([]Step(nil), r.Steps...), r.EndToEnd) {
 			if st.Count == 0 {
 				continue
@@ -588,6 +616,7 @@ func stepsOf(s *Set) setSteps {
 			}
 			sr.p50 = append(sr.p50, st.P50)
 			sr.p99 = append(sr.p99, st.P99)
+			sr.runs = append(sr.runs, ri)
 		}
 	}
 	return out
@@ -615,26 +644,33 @@ func StepsAcross(s *Set) []SetStep {
 	return out
 }
 
-// delta judges one step; verdicts only when concluded (enough runs in
-// both sets) and when this step's runs can reach Alpha themselves.
-func delta(b, n *stepRuns, o CompareOptions, concluded bool) SetDelta {
+// measure sets one step's two sides beside each other: medians, shifts,
+// intervals and each statistic's own p.
+func measure(b, n *stepRuns, alpha float64) SetDelta {
 	d := SetDelta{Key: b.step.Key(), Step: b.step.Step, Name: b.step.Name, Nodes: b.step.Nodes,
 		BaseN: len(b.p50), NewN: len(n.p50)}
 	d.BaseP50, d.NewP50 = medianOf(b.p50), medianOf(n.p50)
 	d.BaseP99, d.NewP99 = medianOf(b.p99), medianOf(n.p99)
-	d.P50 = effect(b.p50, n.p50, o.Alpha)
-	d.P99 = effect(b.p99, n.p99, o.Alpha)
+	d.P50 = effect(b.p50, n.p50, alpha)
+	d.P99 = effect(b.p99, n.p99, alpha)
+	return d
+}
+
+// judge gives a measured step its verdict on the family-wise adjusted p's;
+// verdicts only when concluded (enough runs in both sets) and when this
+// step's runs can reach Alpha themselves.
+func judge(d *SetDelta, o CompareOptions, concluded bool) {
 	if !concluded || MinP(d.BaseN, d.NewN) >= o.Alpha {
 		d.Verdict = VerdictInconclusive
 		d.Reason = fmt.Sprintf("%d base and %d new runs cannot reach p < %g", d.BaseN, d.NewN, o.Alpha)
-		return d
+		return
 	}
 	var worse, better []string
 	for _, e := range []struct {
 		name string
 		e    Effect
 	}{{"p50", d.P50}, {"p99", d.P99}} {
-		if e.e.P >= o.Alpha || math.Abs(e.e.ShiftMS) < o.MinShiftMS {
+		if e.e.PAdj >= o.Alpha || math.Abs(e.e.ShiftMS) < o.MinShiftMS {
 			continue
 		}
 		switch {
@@ -653,11 +689,11 @@ func delta(b, n *stepRuns, o CompareOptions, concluded bool) SetDelta {
 			e    Effect
 		}{{"p50", d.P50}, {"p99", d.P99}} {
 			if math.Abs(e.e.ShiftPct) > o.Threshold {
-				loose = append(loose, fmt.Sprintf("%s %+.1f%% not significant (p=%.3g)", e.name, e.e.ShiftPct, e.e.P))
+				loose = append(loose, fmt.Sprintf("%s %+.1f%% not significant (p=%.3g, adjusted %.3g)", e.name, e.e.ShiftPct, e.e.P, e.e.PAdj))
 			}
 		}
 		d.Verdict, d.Reason = VerdictOK, strings.Join(loose, "; ")
-		return d
+		return
 	}
 	switch {
 	case len(worse) > 0:
@@ -666,11 +702,10 @@ func delta(b, n *stepRuns, o CompareOptions, concluded bool) SetDelta {
 		d.Improved, d.Verdict = true, VerdictImproved
 	}
 	d.Reason = strings.Join(append(worse, better...), "; ")
-	return d
 }
 
 func describe(name string, e Effect) string {
-	return fmt.Sprintf("%s %+.1f%% [%+.1f, %+.1f] p=%.3g", name, e.ShiftPct, e.CILoPct, e.CIHiPct, e.P)
+	return fmt.Sprintf("%s %+.1f%% [%+.1f, %+.1f] p=%.3g adjusted %.3g", name, e.ShiftPct, e.CILoPct, e.CIHiPct, e.P, e.PAdj)
 }
 
 // effect is the test and the shift of one statistic, one value per run.

@@ -107,9 +107,12 @@ func TestCompareSetsSameDistribution(t *testing.T) {
 	}
 }
 
+// 7 runs a side: the synthetic steps' run factors are independent, so the
+// family-wise adjustment over their 8 tests is about Bonferroni's, and 5
+// runs a side (smallest p 2/252) cannot clear 0.05/8 with room.
 func TestCompareSetsFlagsAShiftedStep(t *testing.T) {
-	base := synthSet("base", 1, 5, nil)
-	cur := synthSet("new", 2, 5, map[string]float64{keySelect: 1.3})
+	base := synthSet("base", 1, 7, nil)
+	cur := synthSet("new", 2, 7, map[string]float64{keySelect: 1.3})
 	c := CompareSets(base, cur, CompareOptions{})
 	for _, d := range c.Deltas {
 		if d.Key != keySelect {
@@ -144,13 +147,13 @@ func TestCompareSetsFlagsAShiftedStep(t *testing.T) {
 }
 
 // The test has power: a +30 % shift under ±15 % run-to-run noise is found
-// in most 5v5 pairs, and the shift's interval covers 30 % about as often
-// as it claims.
+// in most 7v7 pairs (family-wise, over 8 independent tests), and the
+// shift's interval covers 30 % about as often as it claims.
 func TestCompareSetsPower(t *testing.T) {
 	const pairs = 100
 	found, covered := 0, 0
 	for i := range uint64(pairs) {
-		c := CompareSets(synthSet("base", 1000+i, 5, nil), synthSet("new", 5000+i, 5, map[string]float64{keySelect: 1.3}), CompareOptions{})
+		c := CompareSets(synthSet("base", 1000+i, 7, nil), synthSet("new", 5000+i, 7, map[string]float64{keySelect: 1.3}), CompareOptions{})
 		d := deltaOf(t, c, keySelect)
 		if d.Regressed {
 			found++
@@ -431,7 +434,7 @@ func TestCompareSetsNotSignificant(t *testing.T) {
 	// Base U = 6 of 25 with ties at 11 and 12: 54 of the 252 splits put a
 	// mid-rank sum as far from its mean as base's 21, p = 3/14.
 	if d.Regressed || d.Verdict != VerdictOK || d.P50.ShiftPct != 75 || math.Abs(d.P50.P-3.0/14) > 1e-12 ||
-		d.Reason != fmt.Sprintf("p50 +75.0%% not significant (p=%.3g); p99 +75.0%% not significant (p=%.3g)", d.P50.P, d.P99.P) {
+		d.Reason != fmt.Sprintf("p50 +75.0%% not significant (p=%.3g, adjusted %.3g); p99 +75.0%% not significant (p=%.3g, adjusted %.3g)", d.P50.P, d.P50.PAdj, d.P99.P, d.P99.PAdj) {
 		t.Errorf("%+v", d)
 	}
 	// Every base run below every new one: significant, regressed.

@@ -30,9 +30,15 @@
 // It holds the statistics (percentiles, verdicts against the documented
 // ranges, the exact and the large-sample Mann–Whitney U test, the
 // Hodges–Lehmann shift and its interval) and the comparison of two sets of
-// runs (CompareSets: per-run p50 and p99, between runs; across the cross
+// runs (CompareSets: per-run p50 and p99, between runs, the verdict's p's
+// adjusted over every row together by step-down min-P over relabellings of
+// the runs, family.go; across the cross
 // view, external runs against runs of the outside view, on the rows both
-// have, with the rows left out and why). It must not talk to
+// have, with the rows left out and why); a calibration of one build's
+// runs (calibrate.go: each row's run-to-run noise and the smallest shift a
+// comparison can see, calibration.json); and change points over a history
+// (changepoint.go: E-divisive with a fixed-seed permutation test). It must
+// not talk to
 // a cluster or know how a run was produced (that is package bench); Push, to
 // a Pushgateway, is its only network call.
 package results

@@ -26,6 +26,79 @@ type History struct {
 	Steps []HistoryStep
 	// Threshold and Alpha are the comparisons' (defaults applied).
 	Threshold, Alpha float64
+	MinShiftMS       float64
+	// Changes are the change points of every step's p50 and p99 series
+	// over the entries (ChangePoints), by step in Steps' order.
+	Changes []RowChange
+}
+
+// RowChange is a change point of one step's series over the entries.
+type RowChange struct {
+	Key  string `json:"key"`
+	Stat string `json:"stat"` // "p50" or "p99"
+	// Entry is the index in Entries of the first entry after the change.
+	Entry int `json:"entry"`
+	ChangePoint
+}
+
+// Worse: the change slows the step down.
+func (c RowChange) Worse() bool { return c.After > c.Before }
+
+// changeSeries finds the change points of each step's p50 and p99 over the
+// entries that measured it.
+func (h *History) changeSeries() {
+	for _, s := range h.Steps {
+		for _, stat := range []string{"p50", "p99"} {
+			var x []float64
+			var at []int
+			for i, e := range h.Entries {
+				p, ok := e.Points[s.Key]
+				if !ok {
+					continue
+				}
+				v := p.P50
+				if stat == "p99" {
+					v = p.P99
+				}
+				x, at = append(x, v), append(at, i)
+			}
+			for _, cp := range ChangePoints(x, ChangePointOptions{}) {
+				h.Changes = append(h.Changes, RowChange{Key: s.Key, Stat: stat, Entry: at[cp.Index], ChangePoint: cp})
+			}
+		}
+	}
+}
+
+// Regressions are the change points that slow a step by more than the
+// threshold (in percent and MinShiftMS) and start within the last
+// entries: what kstep history --check fails on.
+func (h *History) Regressions(last int) []RowChange {
+	var out []RowChange
+	for _, c := range h.Changes {
+		if c.Worse() && c.SizePct > h.Threshold && c.After-c.Before >= h.MinShiftMS && c.Entry >= len(h.Entries)-last {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Describe is a change point in one line: its step, statistic, size and
+// first entry.
+func (h *History) Describe(c RowChange) string {
+	e := h.Entries[c.Entry]
+	return fmt.Sprintf("%s %s %+.1f%% (%s → %s ms, p=%.3g) from entry %d, %s (%s)",
+		h.label(c.Key), c.Stat, c.SizePct, fmtMS(c.Before), fmtMS(c.After), c.P, c.Entry+1, e.Version, e.Date())
+}
+
+// changesAt are the change points of key that start at entry i.
+func (h *History) changesAt(key string, i int) []RowChange {
+	var out []RowChange
+	for _, c := range h.Changes {
+		if c.Key == key && c.Entry == i {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // HistoryStep is one step of the trend, by Step.Key.
@@ -71,7 +144,7 @@ type TrendPoint struct {
 // the history).
 func NewHistory(sets []*Set, o CompareOptions) *History {
 	o = o.withDefaults()
-	h := &History{Threshold: o.Threshold, Alpha: o.Alpha}
+	h := &History{Threshold: o.Threshold, Alpha: o.Alpha, MinShiftMS: o.MinShiftMS}
 	for _, s := range sets {
 		if s == nil || len(s.Runs) == 0 {
 			continue
@@ -113,6 +186,7 @@ func NewHistory(sets []*Set, o CompareOptions) *History {
 		return len(nodeOrder)
 	}
 	sort.SliceStable(h.Steps, func(i, j int) bool { return rank(h.Steps[i]) < rank(h.Steps[j]) })
+	h.changeSeries()
 	return h
 }
 
@@ -281,8 +355,12 @@ func (h *History) stepRows(key string) [][]string {
 			out = append(out, []string{fmt.Sprint(i + 1), e.Version, e.Date(), "0", "—", "—", "—", "—", h.stepVerdict(i, key)})
 			continue
 		}
+		v := h.stepVerdict(i, key)
+		for _, c := range h.changesAt(key, i) {
+			v += fmt.Sprintf("; change point: %s %+.1f%% from here", c.Stat, c.SizePct)
+		}
 		out = append(out, []string{fmt.Sprint(i + 1), e.Version, e.Date(), fmt.Sprint(p.Runs), fmtMS(p.P50), fmtMS(p.P50Lo) + "–" + fmtMS(p.P50Hi),
-			fmtMS(p.P99), fmtMS(p.P99Lo) + "–" + fmtMS(p.P99Hi), h.stepVerdict(i, key)})
+			fmtMS(p.P99), fmtMS(p.P99Lo) + "–" + fmtMS(p.P99Hi), v})
 	}
 	return out
 }
@@ -307,7 +385,17 @@ func (h *History) comparisonNotes(i int) []string {
 	return out
 }
 
-const historyIntro = "Each entry is a set of runs of one build (or a single run), oldest first. Per step, the median over the entry's runs of each run's p50 and p99, and their range across runs (min–max). Each entry after the first is compared with the one before, as `kstep compare` does: between runs, a regression when the Mann–Whitney test over per-run values gives p < %g and the Hodges–Lehmann shift exceeds %g %%."
+const historyIntro = "Each entry is a set of runs of one build (or a single run), oldest first. Per step, the median over the entry's runs of each run's p50 and p99, and their range across runs (min–max). Each entry after the first is compared with the one before, as `kstep compare` does: between runs, a regression when the Mann–Whitney test over per-run values, adjusted for every step's p50 and p99 together, gives p < %g and the Hodges–Lehmann shift exceeds %g %%."
+
+const changeIntro = "Change points: over the entries, each step's p50 and p99 series split where its level lasts changed (E-divisive, a permutation test per split at p ≤ %g with a fixed seed, segments of at least %d entries), named by the first entry after the change, with the means either side."
+
+func (h *History) changeLines() []string {
+	var out []string
+	for _, c := range h.Changes {
+		out = append(out, h.Describe(c))
+	}
+	return out
+}
 
 // HistoryMarkdown is history.md.
 func HistoryMarkdown(h *History) string {
@@ -330,6 +418,14 @@ func HistoryMarkdown(h *History) string {
 		for _, n := range ns {
 			b.WriteString("- " + n + "\n")
 		}
+	}
+	b.WriteString("\n## Change points\n\n")
+	fmt.Fprintf(&b, changeIntro+"\n\n", DefaultChangePointAlpha, DefaultChangePointMinSize)
+	if len(h.Changes) == 0 {
+		b.WriteString("None.\n")
+	}
+	for _, l := range h.changeLines() {
+		b.WriteString("- " + l + "\n")
 	}
 	b.WriteString("\n## Steps\n")
 	for _, s := range h.Steps {
@@ -357,7 +453,17 @@ func HistoryHTML(h *History) string {
 			b.WriteString("</ul>")
 		}
 	}
-	b.WriteString("<h2>Steps</h2><p>Blue: p50, orange: p99, each the median over the entry's runs; band and whiskers: their range across runs. A red ring marks a step that regressed against the entry before, a green one a step that improved.</p>")
+	b.WriteString("<h2>Change points</h2><p>" + esc(fmt.Sprintf(changeIntro, DefaultChangePointAlpha, DefaultChangePointMinSize)) + "</p>")
+	if len(h.Changes) == 0 {
+		b.WriteString("<p>None.</p>")
+	} else {
+		b.WriteString("<ul>")
+		for _, l := range h.changeLines() {
+			b.WriteString("<li>" + esc(l) + "</li>")
+		}
+		b.WriteString("</ul>")
+	}
+	b.WriteString("<h2>Steps</h2><p>Blue: p50, orange: p99, each the median over the entry's runs; band and whiskers: their range across runs. A red ring marks a step that regressed against the entry before, a green one a step that improved. A dashed line marks a change point, before the first entry after it: red when the step got slower, green when faster.</p>")
 	for _, s := range h.Steps {
 		b.WriteString("<h3>" + esc(s.Label()) + "</h3>")
 		h.trendSVG(&b, s.Key)
@@ -411,6 +517,18 @@ func (h *History) trendSVG(b *strings.Builder, key string) {
 			fmt.Fprintf(b, "<text x='%.1f' y='%.1f' text-anchor='middle'>%s</text><text x='%.1f' y='%.1f' text-anchor='middle'>%s</text>",
 				lx, ly, html.EscapeString(e.Version), lx, ly+13, html.EscapeString(e.Date()))
 		}
+	}
+	for _, c := range h.Changes {
+		if c.Key != key {
+			continue
+		}
+		colour := "#393"
+		if c.Worse() {
+			colour = "#c00"
+		}
+		cx := x(c.Entry) - slot/2
+		fmt.Fprintf(b, "<line class='change' x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='%s' stroke-dasharray='4 3'><title>%s</title></line><text x='%.1f' y='%d' fill='%s'>%s %+.0f%%</text>",
+			cx, cx, top, top+plotH, colour, html.EscapeString(h.Describe(c)), cx+3, top+24, colour, c.Stat, c.SizePct)
 	}
 	marks := map[int]string{}
 	for i := range h.Entries {

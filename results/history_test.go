@@ -78,7 +78,7 @@ func writeHistorySet(t *testing.T, dir, version string, start time.Time, n int, 
 
 // historyDirs writes, in t.TempDir(), five entries of successive builds,
 // named so that their names' order is not their time order: three sets of
-// 4 runs (the third's ⑤ on hollow nodes 40 % slower), then a single run
+// 5 runs (the third's ⑤ on hollow nodes 40 % slower), then a single run
 // (too few to compare) and a set of another profile (not comparable).
 func historyDirs(t *testing.T) (dirs, versions []string) {
 	root := t.TempDir()
@@ -88,14 +88,14 @@ func historyDirs(t *testing.T) (dirs, versions []string) {
 	for _, n := range names {
 		dirs = append(dirs, filepath.Join(root, n))
 	}
-	writeHistorySet(t, dirs[0], versions[0], day, 4, nil)
-	writeHistorySet(t, dirs[1], versions[1], day.Add(3*time.Hour), 4, nil)
-	writeHistorySet(t, dirs[2], versions[2], day.Add(24*time.Hour), 4, map[string]float64{"⑤|binding persisted|hollow": 1.4})
+	writeHistorySet(t, dirs[0], versions[0], day, 5, nil)
+	writeHistorySet(t, dirs[1], versions[1], day.Add(3*time.Hour), 5, nil)
+	writeHistorySet(t, dirs[2], versions[2], day.Add(24*time.Hour), 5, map[string]float64{"⑤|binding persisted|hollow": 1.4})
 	if err := WriteRun(dirs[3], historyRun(versions[3], day.Add(48*time.Hour), 0, nil)); err != nil {
 		t.Fatal(err)
 	}
-	writeHistorySet(t, dirs[4], versions[4], day.Add(72*time.Hour), 4, nil)
-	for i := 1; i <= 4; i++ {
+	writeHistorySet(t, dirs[4], versions[4], day.Add(72*time.Hour), 5, nil)
+	for i := 1; i <= 5; i++ {
 		path := filepath.Join(dirs[4], RunDirName(i))
 		r, err := ReadRun(path)
 		if err != nil {
@@ -176,12 +176,12 @@ func TestHistoryMarkdown(t *testing.T) {
 	if v := verdict(1); !strings.HasPrefix(v, "no regression") {
 		t.Errorf("%s against %s (same build's numbers): %q", versions[1], versions[0], v)
 	}
-	reg := regexp.MustCompile(`^1 regressed: ⑤ binding persisted \[hollow\] \(p50 \+[0-9.]+% \[[-+0-9., ]+\] p=[0-9.e-]+; p99 \+[0-9.]+% [^)]*\)$`)
+	reg := regexp.MustCompile(`^1 regressed: ⑤ binding persisted \[hollow\] \(p50 \+[0-9.]+% \[[-+0-9., ]+\] p=[0-9.e-]+ adjusted [0-9.e-]+; p99 \+[0-9.]+% [^)]*\)$`)
 	if v := verdict(2); !reg.MatchString(v) {
 		t.Errorf("%s (⑤ hollow 40 %% slower): %q, want it to match %s", versions[2], v, reg)
 	}
 	if v := verdict(3); !strings.HasPrefix(v, "too few runs") {
-		t.Errorf("%s (one run against four): %q", versions[3], v)
+		t.Errorf("%s (one run against five): %q", versions[3], v)
 	}
 	if v := verdict(4); !strings.HasPrefix(v, "not comparable: ") || !strings.Contains(v, `profile "nightly"`) {
 		t.Errorf("%s (another profile): %q", versions[4], v)
@@ -212,11 +212,11 @@ func TestHistoryMarkdown(t *testing.T) {
 func TestHistoryPoints(t *testing.T) {
 	dirs, _ := historyDirs(t)
 	h := readHistory(t, dirs[:3])
-	// Runs 1..4 have jitter 0.04·((7i mod 5) − 2)/2: 0, +0.04, −0.02, +0.02;
-	// the median of four is the mean of the middle two.
+	// Runs 1..5 have jitter 0.04·((7i mod 5) − 2)/2: 0, +0.04, −0.02, +0.02,
+	// −0.04; the median of five is the middle one, 0.
 	p := h.Entries[2].Points["⑤|binding persisted|hollow"]
 	base := 11 * 1.4
-	want := TrendPoint{Runs: 4, P50: base * 1.01, P50Lo: base * 0.98, P50Hi: base * 1.04, P99: 3 * base * 1.01, P99Lo: 3 * base * 0.98, P99Hi: 3 * base * 1.04}
+	want := TrendPoint{Runs: 5, P50: base, P50Lo: base * 0.96, P50Hi: base * 1.04, P99: 3 * base, P99Lo: 3 * base * 0.96, P99Hi: 3 * base * 1.04}
 	for _, c := range []struct {
 		name      string
 		got, want float64
@@ -226,8 +226,8 @@ func TestHistoryPoints(t *testing.T) {
 			t.Errorf("%s = %g, want %g", c.name, c.got, c.want)
 		}
 	}
-	if p.Runs != 4 {
-		t.Errorf("%d runs, want 4", p.Runs)
+	if p.Runs != 5 {
+		t.Errorf("%d runs, want 5", p.Runs)
 	}
 }
 

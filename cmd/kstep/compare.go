@@ -15,8 +15,9 @@ import (
 
 func newCompareCmd() *cobra.Command {
 	var (
-		o      results.CompareOptions
-		asJSON bool
+		o           results.CompareOptions
+		asJSON      bool
+		calibration string
 	)
 	cmd := &cobra.Command{
 		Use:   "compare BASE NEW",
@@ -27,9 +28,14 @@ directories, or one run directory or run.json (a set of one).
 
 Each run gives each step one p50 and one p99. A step regresses when, over
 those per-run values, a two-sided Mann–Whitney U test (exact for up to 40
-runs in all) gives p < --alpha and the Hodges–Lehmann shift (the median of
-every difference new − base, in percent of the base median) exceeds
---threshold, on p50 or on p99. The interval beside each shift is the
+runs in all) gives p < --alpha once adjusted for every step's p50 and p99
+together, and the Hodges–Lehmann shift (the median of every difference
+new − base, in percent of the base median) exceeds --threshold, on p50 or
+on p99. The adjustment (the column's p in brackets) is Westfall–Young's
+step-down min-P over relabellings of the runs: two sets of one build exit 1
+with probability at most --alpha, however many steps they have, and steps
+that move together in a run (a slow cluster is slow everywhere) cost less
+than independent ones would. The interval beside each shift is the
 distribution-free one that inverts the test (about 95 % at the default
 alpha). The mirror image is reported as an improvement. Judging between
 runs, not between pods, is the point: two runs of one build differ by more
@@ -53,6 +59,11 @@ on the external cluster, ...). A cross view whose other side ran without
 the outside view is refused, and so are two sides with no row in common;
 --force lifts neither.
 
+--calibration FILE (kstep calibrate of 10 or more runs of one build) says,
+on each ok step whose minimum detectable effect at these runs a side
+exceeds --threshold, "cannot see less than X % here" instead of a silent
+ok.
+
 Exit codes:
   0  no step regressed
   1  a step regressed
@@ -71,6 +82,13 @@ Exit codes:
 				return usageError{err}
 			}
 			c := results.CompareSets(base, cur, o)
+			if calibration != "" {
+				cal, err := results.ReadCalibration(calibration)
+				if err != nil {
+					return usageError{err}
+				}
+				c.ApplyCalibration(cal)
+			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -99,6 +117,7 @@ Exit codes:
 	cmd.Flags().Float64Var(&o.Alpha, "alpha", results.DefaultAlpha, "significance level of the two-sided test")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "compare sets that would be refused (the refusals become warnings)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of the table")
+	cmd.Flags().StringVar(&calibration, "calibration", "", "a calibration file (kstep calibrate): an ok step that cannot see --threshold says the smallest shift it can")
 	return cmd
 }
 
@@ -121,21 +140,25 @@ func printComparison(w io.Writer, c *results.Comparison) error {
 	}
 	if len(c.Deltas) > 0 {
 		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
-		t.Header("step", "transition", "nodes", "runs", "p50 base", "p50 new", "Δp50 % [CI]", "p", "p99 base", "p99 new", "Δp99 % [CI]", "p", "verdict")
+		t.Header("step", "transition", "nodes", "runs", "p50 base", "p50 new", "Δp50 % [CI]", "p (adj)", "p99 base", "p99 new", "Δp99 % [CI]", "p (adj)", "verdict")
 		for _, d := range c.Deltas {
 			verdict := d.Verdict
 			if d.Reason != "" && d.Verdict != results.VerdictInconclusive {
 				verdict += ": " + d.Reason
 			}
+			if d.CannotSee != "" {
+				verdict += ": " + d.CannotSee
+			}
 			if err := t.Append([]string{d.Step, d.Name, d.Nodes, fmt.Sprintf("%d/%d", d.BaseN, d.NewN),
-				f2(d.BaseP50), f2(d.NewP50), shift(d.P50), fmt.Sprintf("%.3g", d.P50.P),
-				f2(d.BaseP99), f2(d.NewP99), shift(d.P99), fmt.Sprintf("%.3g", d.P99.P), verdict}); err != nil {
+				f2(d.BaseP50), f2(d.NewP50), shift(d.P50), pAdj(d.P50),
+				f2(d.BaseP99), f2(d.NewP99), shift(d.P99), pAdj(d.P99), verdict}); err != nil {
 				return err
 			}
 		}
 		if err := t.Render(); err != nil {
 			return err
 		}
+		fmt.Fprintln(w, c.Family.Method())
 	}
 	printLeftOut(w, c)
 	for _, x := range c.Warnings {
@@ -167,5 +190,9 @@ func printLeftOut(w io.Writer, c *results.Comparison) {
 func shift(e results.Effect) string {
 	return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", e.ShiftPct, e.CILoPct, e.CIHiPct)
 }
+
+// pAdj is a statistic's own p and, in brackets, its family-wise adjusted
+// p, which the verdict uses.
+func pAdj(e results.Effect) string { return fmt.Sprintf("%.3g (%.3g)", e.P, e.PAdj) }
 
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
