@@ -179,6 +179,9 @@ func (g *quotaGate) admit(ctx context.Context, res *resource, obj runtime.Object
 	var mine []*corev1.ResourceQuota
 	for _, o := range cached {
 		q := o.(*corev1.ResourceQuota)
+		if !admission.Matches(q, gr, obj) {
+			continue // its scopes leave obj out
+		}
 		if err := admission.Constraints(q.Name, q.Spec.Hard, obj); err != nil {
 			return forbidden(err)
 		}
@@ -267,7 +270,7 @@ func (g *quotaGate) charge(ctx context.Context, gr schema.GroupResource, q *core
 		}
 	}
 	if unknown {
-		counted, err := g.count(ctx, gr, q.Namespace, q.Spec.Hard, quotaRV(q))
+		counted, err := g.count(ctx, gr, q)
 		if err != nil {
 			return nil, err
 		}
@@ -289,10 +292,11 @@ func (g *quotaGate) charge(ctx context.Context, gr schema.GroupResource, q *core
 	return cp, nil
 }
 
-// count is what the namespace's objects of gr use of hard, from the watch
-// cache once it reflects revision after (from etcd for an uncached
-// resource).
-func (g *quotaGate) count(ctx context.Context, gr schema.GroupResource, ns string, hard corev1.ResourceList, after int64) (corev1.ResourceList, error) {
+// count is what the objects of gr in q's namespace that q counts use of
+// its spec.hard, from the watch cache once it reflects q's revision (from
+// etcd for an uncached resource).
+func (g *quotaGate) count(ctx context.Context, gr schema.GroupResource, q *corev1.ResourceQuota) (corev1.ResourceList, error) {
+	ns, hard, after := q.Namespace, q.Spec.Hard, quotaRV(q)
 	var res *resource
 	for gvr, r := range g.s.resources {
 		if gvr.GroupResource() == gr {
@@ -329,7 +333,7 @@ func (g *quotaGate) count(ctx context.Context, gr schema.GroupResource, ns strin
 			objs = append(objs, o)
 		}
 	}
-	return admission.Usage(gr, objs, hard), nil
+	return admission.Usage(gr, admission.Matching(q, gr, objs), hard), nil
 }
 
 // webhooks feeds the webhook configurations from their watch caches.

@@ -244,3 +244,50 @@ func TestResourceQuotaRace(t *testing.T) {
 	}
 	quotaUsedIs(t, csA, "race", "q", map[string]string{"configmaps": "10"})
 }
+
+// Quota scopes: a scoped quota counts only the pods that match its
+// scopes (BestEffort, Terminating here), in admission and in the
+// controller's recount.
+func TestResourceQuotaScopes(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxT(t)
+	e.namespace(t, "scoped")
+	e.runQuotaController(t)
+	for name, scope := range map[string]corev1.ResourceQuotaScope{"be": corev1.ResourceQuotaScopeBestEffort, "term": corev1.ResourceQuotaScopeTerminating} {
+		if _, err := e.cs.CoreV1().ResourceQuotas("scoped").Create(ctx, &corev1.ResourceQuota{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ResourceQuotaSpec{Scopes: []corev1.ResourceQuotaScope{scope},
+				Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		quotaUsedIs(t, e.cs, "scoped", name, map[string]string{"pods": "0"})
+	}
+	terminating := func(p *corev1.Pod) *corev1.Pod { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](600); return p }
+	for _, c := range []struct {
+		pod     *corev1.Pod
+		refused string
+	}{
+		{testPod("be1"), ""},
+		{testPod("be2"), `pods "be2" is forbidden: exceeded quota: be, requested: pods=1, used: pods=1, limited: pods=1`},
+		{podWith("burst", cpu("100m"), nil), ""}, // neither scope
+		{terminating(podWith("t1", cpu("100m"), nil)), ""},
+		{terminating(podWith("t2", cpu("100m"), nil)), `pods "t2" is forbidden: exceeded quota: term, requested: pods=1, used: pods=1, limited: pods=1`},
+	} {
+		_, err := e.cs.CoreV1().Pods("scoped").Create(ctx, c.pod, metav1.CreateOptions{})
+		if c.refused == "" && err != nil {
+			t.Fatalf("pod %s: %v", c.pod.Name, err)
+		}
+		if c.refused != "" && (!apierrors.IsForbidden(err) || err.Error() != c.refused) {
+			t.Fatalf("pod %s:\n got %v\nwant %s", c.pod.Name, err, c.refused)
+		}
+	}
+	quotaUsedIs(t, e.cs, "scoped", "be", map[string]string{"pods": "1"})
+	quotaUsedIs(t, e.cs, "scoped", "term", map[string]string{"pods": "1"})
+	// The recount after a delete counts only the matching pods too.
+	if err := e.cs.CoreV1().Pods("scoped").Delete(ctx, "be1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	quotaUsedIs(t, e.cs, "scoped", "be", map[string]string{"pods": "0"})
+	quotaUsedIs(t, e.cs, "scoped", "term", map[string]string{"pods": "1"})
+}

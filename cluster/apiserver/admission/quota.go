@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -308,4 +309,123 @@ func render(names []corev1.ResourceName, l corev1.ResourceList) string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, ",")
+}
+
+// Matches reports whether a quota counts an object of resource gr: a
+// quota without scopes counts everything; one with scopes (spec.scopes,
+// spec.scopeSelector) counts only the pods that match them all, as
+// upstream's pod evaluator (its other evaluators support no scope).
+func Matches(q *corev1.ResourceQuota, gr schema.GroupResource, obj runtime.Object) bool {
+	sels := scopeSelectors(q)
+	if len(sels) == 0 {
+		return true
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || gr != podsResource {
+		return false
+	}
+	for _, s := range sels {
+		if !podMatchesScope(pod, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// Matching is the objects of objs that q counts.
+func Matching(q *corev1.ResourceQuota, gr schema.GroupResource, objs []runtime.Object) []runtime.Object {
+	if len(scopeSelectors(q)) == 0 {
+		return objs
+	}
+	out := make([]runtime.Object, 0, len(objs))
+	for _, o := range objs {
+		if Matches(q, gr, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func scopeSelectors(q *corev1.ResourceQuota) []corev1.ScopedResourceSelectorRequirement {
+	var out []corev1.ScopedResourceSelectorRequirement
+	for _, s := range q.Spec.Scopes {
+		out = append(out, corev1.ScopedResourceSelectorRequirement{ScopeName: s, Operator: corev1.ScopeSelectorOpExists})
+	}
+	if q.Spec.ScopeSelector != nil {
+		out = append(out, q.Spec.ScopeSelector.MatchExpressions...)
+	}
+	return out
+}
+
+// podMatchesScope is upstream's podMatchesScopeFunc.
+func podMatchesScope(pod *corev1.Pod, s corev1.ScopedResourceSelectorRequirement) bool {
+	switch s.ScopeName {
+	case corev1.ResourceQuotaScopeTerminating:
+		return pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds >= 0
+	case corev1.ResourceQuotaScopeNotTerminating:
+		return pod.Spec.ActiveDeadlineSeconds == nil || *pod.Spec.ActiveDeadlineSeconds < 0
+	case corev1.ResourceQuotaScopeBestEffort:
+		return bestEffort(pod)
+	case corev1.ResourceQuotaScopeNotBestEffort:
+		return !bestEffort(pod)
+	case corev1.ResourceQuotaScopePriorityClass:
+		switch s.Operator {
+		case corev1.ScopeSelectorOpExists:
+			return pod.Spec.PriorityClassName != ""
+		case corev1.ScopeSelectorOpDoesNotExist:
+			return pod.Spec.PriorityClassName == ""
+		case corev1.ScopeSelectorOpIn:
+			return slices.Contains(s.Values, pod.Spec.PriorityClassName)
+		case corev1.ScopeSelectorOpNotIn:
+			return !slices.Contains(s.Values, pod.Spec.PriorityClassName)
+		}
+		return false
+	case corev1.ResourceQuotaScopeCrossNamespacePodAffinity:
+		return crossNamespaceAffinity(pod)
+	}
+	return false
+}
+
+// bestEffort: no container states a cpu or memory request or limit (the
+// BestEffort QoS class).
+func bestEffort(pod *corev1.Pod) bool {
+	all := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	for _, c := range all {
+		for _, l := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+			for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				if q, ok := l[name]; ok && !q.IsZero() {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// crossNamespaceAffinity: a pod (anti-)affinity term names other
+// namespaces or selects them.
+func crossNamespaceAffinity(pod *corev1.Pod) bool {
+	a := pod.Spec.Affinity
+	if a == nil {
+		return false
+	}
+	var terms []corev1.PodAffinityTerm
+	if a.PodAffinity != nil {
+		terms = append(terms, a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	if a.PodAntiAffinity != nil {
+		terms = append(terms, a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	for _, t := range terms {
+		if len(t.Namespaces) > 0 || t.NamespaceSelector != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -277,7 +277,7 @@ func (rc *Controller) sync(ctx context.Context, ns string) error {
 			if err != nil {
 				return err
 			}
-			for name, v := range admission.Usage(gr, objs, q.Spec.Hard) {
+			for name, v := range admission.Usage(gr, admission.Matching(q, gr, objs), q.Spec.Hard) {
 				used[name] = v
 			}
 		}
