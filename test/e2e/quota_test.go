@@ -87,7 +87,7 @@ func quotaSession(t *testing.T, k kubectl, cs *kubernetes.Clientset) {
 		break
 	}
 	t.Logf("the ConfigMap over the quota: %s", refusal)
-	if want := "exceeded quota: q, requested: configmaps=1, used: configmaps=3, limited: configmaps=3"; !strings.Contains(refusal, "(Forbidden)") || !strings.Contains(refusal, want) {
+	if want := "exceeded quota: q, requested: configmaps=1, used: configmaps=3, limited: configmaps=3"; !strings.Contains(refusal, `configmaps "c3" is forbidden: `) || !strings.Contains(refusal, want) {
 		t.Fatalf("refusal %q, want a Forbidden with %q", refusal, want)
 	}
 	k.run("-n", "q1", "apply", "-f", writeTemp(t, "r1.yaml", fmt.Sprintf(quotaRC, "r1", "r1", "r1")))
