@@ -60,7 +60,10 @@ func configMap(name string) *corev1.ConfigMap {
 // controller's recount.
 func TestResourceQuotaEveryResource(t *testing.T) {
 	e := newEnv(t)
-	ctx := ctxT(t)
+	// Longer than ctxT's 30 s: a busy machine takes that for the kubectl
+	// runs alone.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	e.namespace(t, "q1")
 	e.runQuotaController(t)
 	k := e.kubectl(t)

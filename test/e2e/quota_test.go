@@ -14,6 +14,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
+	"github.com/kstep-dev/kstep/cluster/provider/docker"
 )
 
 const quotaRC = `apiVersion: v1
@@ -39,10 +42,23 @@ func TestResourceQuota(t *testing.T) {
 	path := kubectlPath(t)
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
+			conf := ""
 			if prov == "docker" {
+				// The provider library rather than kstep up: building the
+				// images and starting the containers may take longer than
+				// upCLI's 2 minutes on a busy machine.
 				needDocker(t)
+				cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: 5 * time.Minute, StopGrace: 10 * time.Second}
+				cfg.StateDir, cfg.Binary, cfg.Log = t.TempDir(), binary(t), testWriter{t}
+				p, err := docker.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				up(t, p, cfg.StateDir, 12*time.Minute)
+				conf = p.Kubeconfig()
+			} else {
+				conf, _ = upCLI(t)
 			}
-			conf, _ := upCLI(t, "--provider", prov)
 			quotaSession(t, kubectl{t: t, path: path, conf: conf}, clientFor(t, conf, ""))
 		})
 	}
