@@ -2,8 +2,10 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -15,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	sigsjson "sigs.k8s.io/json"
 )
@@ -127,13 +130,18 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-// quotaGate enforces ResourceQuota on pod creates. Usage is computed from
-// the pod watch cache, and a namespace's creates are serialized from the
-// check to etcd's answer, each waiting until the cache holds the previous
-// one: two creates cannot both pass at the limit. This holds within one
-// apiserver; two apiservers may each admit one pod at the limit at the
-// same moment (upstream closes that with a compare-and-swap on the quota's
-// status, which kstep's quota controller recomputes instead).
+// quotaGate is upstream's ResourceQuota admission for creates of every
+// namespaced resource. A create is charged to each quota of its namespace
+// that limits something it uses (admission.Requested) by a compare-and-swap
+// of the quota's status.used in etcd, before the object is written; a
+// conflict is judged again on etcd's copy. Two creates racing for the last
+// unit, on one apiserver or on several, cannot both be charged. A quota whose
+// status.used lacks a name (its controller has not counted yet) is counted
+// here first, from the watch cache, so a slow or absent controller never
+// lets an object past a quota. Creates in one namespace are serialized
+// within one apiserver, so they do not conflict among themselves. Usage
+// goes down only by the quota controller's recount (deletes, terminal pods),
+// as upstream; a dry run is checked and charges nothing.
 type quotaGate struct {
 	s          *Server
 	mu         sync.Mutex
@@ -142,64 +150,190 @@ type quotaGate struct {
 
 type quotaNamespace struct {
 	mu sync.Mutex
-	// lastRev is the revision of this apiserver's latest pod create here.
-	lastRev int64
+	// written are the quotas as this apiserver last wrote them: newer than
+	// the watch cache until it catches up.
+	written map[string]*corev1.ResourceQuota
 }
 
-// admit checks a new pod against its namespace's quotas and returns the
-// function to call with etcd's revision (0 on failure) once the create is
-// done. Namespaces without a quota are not serialized.
-func (g *quotaGate) admit(ctx context.Context, res *resource, obj runtime.Object) (func(rev int64), error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok || res.gvr.Group != "" || res.gvr.Resource != "pods" {
-		return func(int64) {}, nil
+// maxQuotaConflicts bounds the compare-and-swap retries of one charge.
+const maxQuotaConflicts = 16
+
+func quotaRV(q *corev1.ResourceQuota) int64 {
+	rv, _ := strconv.ParseInt(q.ResourceVersion, 10, 64)
+	return rv
+}
+
+// admit charges a new object of res to its namespace's quotas, or refuses
+// it with upstream's 403.
+func (g *quotaGate) admit(ctx context.Context, res *resource, obj runtime.Object, dryRun bool) error {
+	if !res.namespaced {
+		return nil
 	}
-	quotas := g.s.cachedIn("resourcequotas", pod.Namespace)
-	if len(quotas) == 0 {
-		return func(int64) {}, nil
+	m := objectMeta(obj)
+	cached := g.s.cachedIn("resourcequotas", m.Namespace)
+	if len(cached) == 0 {
+		return nil
+	}
+	gr := res.gvr.GroupResource()
+	forbidden := func(err error) error { return apierrors.NewForbidden(gr, m.Name, err) }
+	var mine []*corev1.ResourceQuota
+	for _, o := range cached {
+		q := o.(*corev1.ResourceQuota)
+		if !admission.Matches(q, gr, obj) {
+			continue // its scopes leave obj out
+		}
+		if err := admission.Constraints(q.Name, q.Spec.Hard, obj); err != nil {
+			return forbidden(err)
+		}
+		if len(admission.Requested(gr, obj, q.Spec.Hard)) > 0 {
+			mine = append(mine, q)
+		}
+	}
+	if len(mine) == 0 {
+		return nil
 	}
 	g.mu.Lock()
-	st := g.namespaces[pod.Namespace]
+	st := g.namespaces[m.Namespace]
 	if st == nil {
-		st = &quotaNamespace{}
-		g.namespaces[pod.Namespace] = st
+		st = &quotaNamespace{written: map[string]*corev1.ResourceQuota{}}
+		g.namespaces[m.Namespace] = st
 	}
 	g.mu.Unlock()
 	st.mu.Lock()
-	release := func(rev int64) {
-		if rev > st.lastRev {
-			st.lastRev = rev
+	defer st.mu.Unlock()
+	for i, q := range mine {
+		if w := st.written[q.Name]; w != nil && w.UID == q.UID && quotaRV(w) > quotaRV(q) {
+			mine[i] = w
 		}
-		st.mu.Unlock()
 	}
-	if err := g.check(ctx, st.lastRev, pod, quotas); err != nil {
-		release(0)
-		return nil, err
+	// Every quota is checked before any is charged: a refusal by one
+	// charges none.
+	charged := make([]*corev1.ResourceQuota, len(mine))
+	for i, q := range mine {
+		next, err := g.charge(ctx, gr, q, obj)
+		if err != nil {
+			return err
+		}
+		charged[i] = next
 	}
-	return release, nil
-}
-
-func (g *quotaGate) check(ctx context.Context, after int64, pod *corev1.Pod, quotas []runtime.Object) error {
-	pc := g.s.cachers["pods"]
-	if err := pc.WaitFor(ctx, after); err != nil {
-		return apierrors.NewInternalError(err)
+	if dryRun {
+		return nil
 	}
-	entries, _, err := pc.List(ctx, 0, storage.Filter{Namespace: pod.Namespace})
-	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	pods := make([]*corev1.Pod, len(entries))
-	for i, e := range entries {
-		pods[i] = e.Object().(*corev1.Pod)
-	}
-	for _, o := range quotas {
-		q := o.(*corev1.ResourceQuota)
-		used := admission.Usage(pods, q.Spec.Hard)
-		if err := admission.CheckQuota(q.Name, q.Spec.Hard, used, pod); err != nil {
-			return apierrors.NewForbidden(corev1.Resource("pods"), pod.Name, err)
+	qres := g.s.resources[corev1.SchemeGroupVersion.WithResource("resourcequotas")]
+	for i, next := range charged {
+		cur := mine[i]
+		for attempt := 0; ; attempt++ {
+			val, err := encodeStored(qres, next)
+			if err != nil {
+				return apierrors.NewInternalError(err)
+			}
+			key := qres.key(cur.Namespace, cur.Name)
+			rev, kv, err := g.s.store.Update(ctx, key, val, quotaRV(cur))
+			if err == nil {
+				next.ResourceVersion = itoa(rev)
+				st.written[next.Name] = next
+				break
+			}
+			if errors.Is(err, storage.ErrNotFound) {
+				delete(st.written, cur.Name)
+				break // the quota is gone: nothing to charge
+			}
+			if !errors.Is(err, storage.ErrConflict) {
+				return storageError(err, qres.gvr.GroupResource(), cur.Name)
+			}
+			if attempt == maxQuotaConflicts {
+				return apierrors.NewConflict(qres.gvr.GroupResource(), cur.Name, fmt.Errorf("quota status kept changing: %d tries", attempt+1))
+			}
+			o, derr := decodeStored(qres, kv.Value, kv.ModRev)
+			if derr != nil {
+				return apierrors.NewInternalError(derr)
+			}
+			cur = o.(*corev1.ResourceQuota)
+			if next, err = g.charge(ctx, gr, cur, obj); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// charge returns q with obj's usage added to status.used, or the 403 that
+// refuses obj. Names of spec.hard that count gr but are missing from
+// status.used are counted first from the watch cache.
+func (g *quotaGate) charge(ctx context.Context, gr schema.GroupResource, q *corev1.ResourceQuota, obj runtime.Object) (*corev1.ResourceQuota, error) {
+	req := admission.Requested(gr, obj, q.Spec.Hard)
+	used := q.Status.Used.DeepCopy()
+	var unknown bool
+	for k := range req {
+		if _, ok := used[k]; !ok {
+			unknown = true
+		}
+	}
+	if unknown {
+		counted, err := g.count(ctx, gr, q)
+		if err != nil {
+			return nil, err
+		}
+		if used == nil {
+			used = corev1.ResourceList{}
+		}
+		for k, v := range counted {
+			if _, ok := used[k]; !ok {
+				used[k] = v
+			}
+		}
+	}
+	next, err := admission.Charge(q.Name, q.Spec.Hard, used, req)
+	if err != nil {
+		return nil, apierrors.NewForbidden(gr, objectMeta(obj).Name, err)
+	}
+	cp := q.DeepCopy()
+	cp.Status.Used = next
+	return cp, nil
+}
+
+// count is what the objects of gr in q's namespace that q counts use of
+// its spec.hard, from the watch cache once it reflects q's revision (from
+// etcd for an uncached resource).
+func (g *quotaGate) count(ctx context.Context, gr schema.GroupResource, q *corev1.ResourceQuota) (corev1.ResourceList, error) {
+	ns, hard, after := q.Namespace, q.Spec.Hard, quotaRV(q)
+	var res *resource
+	for gvr, r := range g.s.resources {
+		if gvr.GroupResource() == gr {
+			res = r
+			break
+		}
+	}
+	if res == nil {
+		return admission.Usage(gr, nil, hard), nil // not served: nothing exists
+	}
+	sr := res
+	if res.storage != nil {
+		sr = res.storage
+	}
+	var objs []runtime.Object
+	if c := g.s.cacher(res); c != nil {
+		entries, _, err := c.List(ctx, after, storage.Filter{Namespace: ns})
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		for _, e := range entries {
+			objs = append(objs, e.Object())
+		}
+	} else {
+		l, err := g.s.store.List(ctx, sr.prefix(ns), "", 0, 0)
+		if err != nil {
+			return nil, storageError(err, gr, "")
+		}
+		for _, kv := range l.KVs {
+			o, err := decodeStored(sr, kv.Value, kv.ModRev)
+			if err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+			objs = append(objs, o)
+		}
+	}
+	return admission.Usage(gr, admission.Matching(q, gr, objs), hard), nil
 }
 
 // webhooks feeds the webhook configurations from their watch caches.

@@ -25,7 +25,8 @@
 // line and headers are bounded too, with a 431 (headers.go).
 // Admission plugins (admission.go; their decisions in package admission)
 // read LimitRanges, ResourceQuotas and webhook configurations from the
-// watch caches. Around every request: the audit log (audit.go) and the
+// watch caches; ResourceQuota charges a create to the quotas' status.used
+// with a compare-and-swap in etcd before the object is written. Around every request: the audit log (audit.go) and the
 // max-in-flight filter with its reserved system lane (inflight.go), which
 // also runs every request that counts in a lane (all but watches and the
 // connect subresources) on a worker of internal/gopool, whose stack earlier

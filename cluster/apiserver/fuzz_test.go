@@ -55,7 +55,9 @@ var fuzzLimitRange = &corev1.LimitRange{Spec: corev1.LimitRangeSpec{Limits: []co
 }}}
 
 var fuzzQuota = corev1.ResourceList{corev1.ResourcePods: apiresource.MustParse("10"), corev1.ResourceRequestsCPU: apiresource.MustParse("4"),
-	corev1.ResourceLimitsMemory: apiresource.MustParse("8Gi"), "count/pods": apiresource.MustParse("10")}
+	corev1.ResourceLimitsMemory: apiresource.MustParse("8Gi"), "count/pods": apiresource.MustParse("10"),
+	corev1.ResourceServicesNodePorts: apiresource.MustParse("2"), corev1.ResourceConfigMaps: apiresource.MustParse("1"),
+	"count/replicasets.apps": apiresource.MustParse("1")}
 
 // slowInput crashes the fuzz worker when one input takes over 10 s, so the
 // engine saves it: go test -fuzz has no per-input timeout, and an input
@@ -73,9 +75,11 @@ func exercise(t *testing.T, res *resource, obj runtime.Object) {
 		admission.DefaultTolerations(pod, 10, 300)
 		admission.ApplyLimitRangeDefaults(pod, []*corev1.LimitRange{fuzzLimitRange})
 		_ = admission.ValidateLimitRanges(pod, []*corev1.LimitRange{fuzzLimitRange})
-		used := admission.Usage([]*corev1.Pod{pod, pod}, fuzzQuota)
-		_ = admission.CheckQuota("q", fuzzQuota, used, pod)
 	}
+	gr := res.gvr.GroupResource()
+	used := admission.Usage(gr, []runtime.Object{obj, obj}, fuzzQuota)
+	_ = admission.Constraints("q", fuzzQuota, obj)
+	_, _ = admission.Charge("q", fuzzQuota, used, admission.Requested(gr, obj, fuzzQuota))
 	_ = validation.ValidateCreate(obj)
 	_ = validation.ValidateUpdate(obj, obj.DeepCopyObject())
 	if objectMeta(obj).Name == "" {

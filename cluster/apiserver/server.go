@@ -56,7 +56,7 @@ type Server struct {
 	// policyReady is closed once the bootstrap RBAC policy is in the
 	// caches (at once without RBAC); Ready waits for it.
 	policyReady chan struct{}
-	// quota, audit and limiter: ResourceQuota on pod creates
+	// quota, audit and limiter: ResourceQuota on every create
 	// (admission.go), the audit log (audit.go), max-in-flight (inflight.go).
 	quota *quotaGate
 	audit *auditLog

@@ -120,13 +120,12 @@ func (q *request) createObject(obj runtime.Object, track bool) error {
 			return err
 		}
 	}
-	// ResourceQuota is the last validating step, held until etcd answers.
-	release, err := q.s.quota.admit(q.ctx(), q.res, obj)
-	if err != nil {
+	// ResourceQuota is the last validating step: the quotas are charged
+	// before the write (a dry run's are only checked).
+	if err := q.s.quota.admit(q.ctx(), q.res, obj, q.dryRun()); err != nil {
 		return err
 	}
 	if q.dryRun() {
-		release(0)
 		q.s.writeObject(q.w, q.r, http.StatusCreated, q.res, obj)
 		return nil
 	}
@@ -134,6 +133,7 @@ func (q *request) createObject(obj runtime.Object, track bool) error {
 	key := sr.key(m.Namespace, m.Name)
 	encode := func() ([]byte, error) { return encodeStored(sr, q.toStorage(obj)) }
 	var rev int64
+	var err error
 	if svc, ok := obj.(*corev1.Service); ok && needsClusterIP(svc) {
 		rev, err = q.s.createService(q.ctx(), key, svc, encode)
 	} else if val, eerr := encode(); eerr != nil {
@@ -141,7 +141,6 @@ func (q *request) createObject(obj runtime.Object, track bool) error {
 	} else {
 		rev, err = q.s.store.Create(q.ctx(), key, val)
 	}
-	release(rev)
 	q.traceCreate(m, err == nil)
 	if err != nil {
 		return storageError(err, q.gr(), m.Name)
