@@ -23,8 +23,10 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// testStall is the watch stall timeout the idle-watch tests run with.
-const testStall = 300 * time.Millisecond
+// testStall is the watch stall timeout the idle-watch tests run with:
+// small, but with room for the timer that takes an idle stream's deadline
+// off (at a quarter of it) to run late on a loaded machine.
+const testStall = 500 * time.Millisecond
 
 // proto is one way of reaching an apiserver: plain HTTP/1.1, or TLS with
 // HTTP/2 as client-go negotiates it.
