@@ -30,7 +30,9 @@
 // updates by porcupine (linearizable.go, its workload linworkload.go), and
 // the six watch guarantees of etcd's robustness tests at the Kubernetes
 // watch (watchguarantees.go: the throughout-watchers, their resumptions,
-// the beat) — and evaluates a Gate, whose verdict is kstep chaos's exit
+// the beat), and kstep's own watch-idle (a watcher without bookmarks of a
+// set quieter than the apiservers' stall timeout is never cut outside a
+// fault) — and evaluates a Gate, whose verdict is kstep chaos's exit
 // code. The failpoint action arms a failpoint of apiservers started with
 // --enable-failpoints (testing only: the negative controls).
 //

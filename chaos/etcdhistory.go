@@ -43,7 +43,7 @@ func etcdPrefix(kind string) string {
 	return "/registry/replicasets/"
 }
 
-var checkedPrefixes = []string{podsPrefix, setPrefix(WatchBeat), etcdPrefix("ConfigMap"), etcdPrefix(loadgen.KindReplicaSet), etcdPrefix(loadgen.KindDeployment)}
+var checkedPrefixes = []string{podsPrefix, setPrefix(WatchBeat), setPrefix(WatchQuiet), etcdPrefix("ConfigMap"), etcdPrefix(loadgen.KindReplicaSet), etcdPrefix(loadgen.KindDeployment)}
 
 // Keep reads the checked prefixes' history up to etcd's current revision
 // and keeps it; it returns that revision, the one to compact to.
@@ -168,10 +168,13 @@ func (h *etcdHistory) revisionsOf(ctx context.Context, writes []AckedWrite) (map
 }
 
 // setPrefix is where etcd keeps a watched set: every pod, or the beat's
-// one ConfigMap (its key is a prefix of itself alone).
+// or the quiet set's one ConfigMap (its key is a prefix of itself alone).
 func setPrefix(set string) string {
-	if set == WatchBeat {
+	switch set {
+	case WatchBeat:
 		return etcdPrefix("ConfigMap") + beatName
+	case WatchQuiet:
+		return etcdPrefix("ConfigMap") + quietName
 	}
 	return podsPrefix
 }

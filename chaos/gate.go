@@ -107,7 +107,7 @@ func (g *Gate) Validate() error {
 	if g.APIVersion != APIVersion || g.Kind != GateKind {
 		errs = append(errs, fmt.Errorf("apiVersion/kind: %s/%s, want %s/%s", g.APIVersion, g.Kind, APIVersion, GateKind))
 	}
-	known := map[string]bool{InvLostWrites: true, InvRSOver: true, InvBoundTwice: true, InvWatchOrdered: true, InvWatchUnique: true, InvWatchReliable: true, InvWatchBookmarkable: true, InvWatchResumable: true, InvLinearizable: true, InvHashKV: true, InvConvergence: true, InvRunningPods: true, InvLoadObjects: true}
+	known := map[string]bool{InvLostWrites: true, InvRSOver: true, InvBoundTwice: true, InvWatchOrdered: true, InvWatchUnique: true, InvWatchReliable: true, InvWatchBookmarkable: true, InvWatchResumable: true, InvWatchIdle: true, InvLinearizable: true, InvHashKV: true, InvConvergence: true, InvRunningPods: true, InvLoadObjects: true}
 	for name, n := range g.Invariants {
 		if !known[name] {
 			errs = append(errs, fmt.Errorf("invariants: %q unknown", name))

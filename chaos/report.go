@@ -170,7 +170,7 @@ func correctnessRows(rep *Report) [][]string {
 	}
 	if w := rep.Watch; w != nil {
 		rows = append(rows,
-			[]string{"watch: watchers", fmt.Sprintf("%d (pods and the beat, on every apiserver), %d streams restarted", w.Watchers, w.Restarts)},
+			[]string{"watch: watchers", fmt.Sprintf("%d (pods, the beat and the quiet set without bookmarks, on every apiserver), %d streams restarted", w.Watchers, w.Restarts)},
 			[]string{"watch: delivered", fmt.Sprintf("%d events, %d bookmarks", w.Events, w.Bookmarks)},
 			[]string{"watch: resumptions", fmt.Sprintf("%d checked, %d answered 410, %d broken by a fault, %d not made (queue full)", w.Resumes, w.Gone, w.Interrupted, w.Skipped)})
 	}

@@ -339,16 +339,21 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	var clientErrors atomic.Int64
 	nAPI := max(len(apis.Hosts()), 1)
 	// The throughout-watchers: the pod watchers (the first records the
-	// pods), then one watcher of the beat per apiserver, each with its
-	// resumer (watch-resumable).
-	watchers := make([]WatcherLog, sc.Probe.Watchers+nAPI)
+	// pods), then one watcher of the beat per apiserver and one of the
+	// quiet set, without bookmarks, per apiserver (watch-idle), each with
+	// its resumer (watch-resumable).
+	watchers := make([]WatcherLog, sc.Probe.Watchers+2*nAPI)
 	for i := range watchers {
 		set, name, api := WatchPods, fmt.Sprintf("pods-%d", i), i
-		if i >= sc.Probe.Watchers {
+		switch {
+		case i >= sc.Probe.Watchers+nAPI:
+			api = i - sc.Probe.Watchers - nAPI
+			set, name = WatchQuiet, fmt.Sprintf("quiet-%d", api)
+		case i >= sc.Probe.Watchers:
 			api = i - sc.Probe.Watchers
 			set, name = WatchBeat, fmt.Sprintf("beat-%d", api)
 		}
-		watchers[i] = WatcherLog{Name: name, Set: set, APIServer: api % nAPI}
+		watchers[i] = WatcherLog{Name: name, Set: set, APIServer: api % nAPI, NoBookmarks: set == WatchQuiet}
 		wcs, err := apis.clientAs(api, "kstep-chaos-watcher/"+name)
 		if err != nil {
 			stopObservers()
@@ -361,9 +366,12 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 		}
 		ws, rs := podSet(wcs), podSet(rcs)
 		var onObject func(runtime.Object, bool)
-		if set == WatchBeat {
+		switch {
+		case set == WatchBeat:
 			ws, rs = beatSet(wcs), beatSet(rcs)
-		} else if i == 0 {
+		case set == WatchQuiet:
+			ws, rs = quietSet(wcs), quietSet(rcs)
+		case i == 0:
 			onObject = func(o runtime.Object, deleted bool) {
 				if p, ok := o.(*corev1.Pod); ok {
 					r.rec.podEvent(p, deleted)
@@ -583,7 +591,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 		if herr != nil {
 			lost.Detail = append(lost.Detail, "etcd history not checked: "+herr.Error())
 		}
-		for _, set := range []string{WatchPods, WatchBeat} {
+		for _, set := range []string{WatchPods, WatchBeat, WatchQuiet} {
 			revs, gerr := r.history.setHistory(ctx, set, watchers)
 			if gerr != nil {
 				refErrs = append(refErrs, gerr.Error())
@@ -625,7 +633,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	linInv, linStats := CheckLinearizable(inits, ops, ls, 0, filepath.Dir(traces))
 	rep.Linearizability = &linStats
 	rep.Invariants = []Invariant{lost, CheckRSOverReplicas(h.Pods, h.RS), CheckBoundOnce(h.Pods),
-		CheckWatchOrdered(watchers), CheckWatchUnique(watchers), reliable, bookmarkable, resumable, linInv}
+		CheckWatchOrdered(watchers), CheckWatchUnique(watchers), reliable, bookmarkable, resumable, CheckWatchIdle(watchers, windows), linInv}
 	rep.Notes = append(rep.Notes, WatchAtomicNote)
 	if etcd != nil {
 		rep.Invariants = append(rep.Invariants, CheckHashes(memberHashes(ctx, etcd, p)))

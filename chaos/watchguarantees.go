@@ -29,6 +29,10 @@ const (
 	InvWatchBookmarkable = "watch-bookmarkable" // a bookmark is never behind, a watch from it misses nothing
 	InvWatchReliable     = "watch-reliable"     // no event between the first and the last delivered missing
 	InvWatchResumable    = "watch-resumable"    // a watch restarted from a delivered version replays what followed
+	// InvWatchIdle is kstep's own: a watch without bookmarks on a quiet
+	// set is not ended while it waits (a write deadline meant for a
+	// stalled client must not fire on an idle stream).
+	InvWatchIdle = "watch-idle"
 	// WatchAtomicNote is the report's word on the sixth.
 	WatchAtomicNote = "watch-atomic: not counted: every write is one object in one etcd transaction, so no watch event can be split from another"
 )
@@ -39,6 +43,10 @@ const (
 	// WatchBeat is one ConfigMap the engine changes every beatInterval, a
 	// set quiet enough for the apiserver to send bookmarks between events.
 	WatchBeat = "beat"
+	// WatchQuiet is one ConfigMap the engine changes every quietEvery
+	// beats, watched without bookmarks: its streams stay quiet for longer
+	// than the apiservers' --watch-stall-timeout (10 s).
+	WatchQuiet = "quiet"
 )
 
 // beatName is the beat's ConfigMap; beatLabel selects it.
@@ -46,6 +54,11 @@ const (
 	beatName     = "beat"
 	beatLabel    = "kstep.dev/beat"
 	beatInterval = 6 * time.Second
+	quietName    = "quiet"
+	quietEvery   = 4
+	// stallTimeout is the apiservers' default --watch-stall-timeout: a
+	// quiet span longer than it is what watch-idle is about.
+	stallTimeout = 10 * time.Second
 )
 
 // WatchEvent is one event a watcher got.
@@ -63,6 +76,15 @@ func eventOf(t watch.EventType, m metav1.Object, rv int64) WatchEvent {
 type WatchBookmark struct {
 	RV    int64 `json:"rv"`
 	After int   `json:"after"`
+}
+
+// WatchEnd is the end of one of a watcher's streams before the end of the
+// run: when, how long it had been quiet (nothing, bookmarks included,
+// since its start or its last item), and the error it ended with, if any.
+type WatchEnd struct {
+	At    time.Time     `json:"at"`
+	Quiet time.Duration `json:"quiet"`
+	Err   string        `json:"err,omitempty"`
 }
 
 // WatchStart is one (re)start of a watcher's stream.
@@ -110,13 +132,19 @@ func (r ResumeLog) during(ws []Window) bool {
 type WatcherLog struct {
 	Name string `json:"name"`
 	// Set is what it watches (WatchPods, WatchBeat).
-	Set       string          `json:"set"`
-	APIServer int             `json:"apiserver"`
-	From      int64           `json:"from"`
-	Events    []WatchEvent    `json:"-"`
-	Bookmarks []WatchBookmark `json:"-"`
-	Starts    []WatchStart    `json:"-"`
-	Relists   int             `json:"relists"`
+	Set       string `json:"set"`
+	APIServer int    `json:"apiserver"`
+	// NoBookmarks: its watches ask for none (WatchQuiet's watchers).
+	NoBookmarks bool            `json:"noBookmarks,omitempty"`
+	From        int64           `json:"from"`
+	Events      []WatchEvent    `json:"-"`
+	Bookmarks   []WatchBookmark `json:"-"`
+	Starts      []WatchStart    `json:"-"`
+	// Ends are its streams' ends before the run's; LongestQuiet the
+	// longest span a stream stayed quiet and then delivered an item.
+	Ends         []WatchEnd    `json:"-"`
+	LongestQuiet time.Duration `json:"longestQuiet,omitempty"`
+	Relists      int           `json:"relists"`
 }
 
 // last is the resourceVersion of the last event delivered (From if none).
@@ -146,6 +174,21 @@ func podSet(cs kubernetes.Interface) watchSet {
 		},
 		watch: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return cs.CoreV1().Pods("").Watch(ctx, o)
+		},
+	}
+}
+
+// quietSet is the one ConfigMap quietName.
+func quietSet(cs kubernetes.Interface) watchSet {
+	sel := "metadata.name=" + quietName
+	return watchSet{
+		list: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return cs.CoreV1().ConfigMaps(probeNamespace).List(ctx, o)
+		},
+		watch: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return cs.CoreV1().ConfigMaps(probeNamespace).Watch(ctx, o)
 		},
 	}
 }
@@ -234,7 +277,7 @@ func (w *watcher) run(ctx context.Context, onObject func(obj runtime.Object, del
 		w.mu.Lock()
 		out.Starts = append(out.Starts, WatchStart{From: n, FromBookmark: fromBookmark})
 		w.mu.Unlock()
-		s, err := w.set.watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+		s, err := w.set.watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: !out.NoBookmarks})
 		if err != nil {
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 				out.Relists++
@@ -243,13 +286,21 @@ func (w *watcher) run(ctx context.Context, onObject func(obj runtime.Object, del
 			sleep(ctx, 100*time.Millisecond)
 			continue
 		}
+		lastItem, endErr := time.Now(), ""
 		for ev := range s.ResultChan() {
+			if quiet := time.Since(lastItem); quiet > out.LongestQuiet && ev.Type != watch.Error {
+				w.mu.Lock()
+				out.LongestQuiet = quiet
+				w.mu.Unlock()
+			}
+			lastItem = time.Now()
 			if ev.Type == watch.Error {
 				if st, ok := ev.Object.(*metav1.Status); ok && st.Code == 410 {
 					out.Relists++
 					s.Stop()
 					return
 				}
+				endErr = fmt.Sprint(apierrors.FromObject(ev.Object))
 				break
 			}
 			m, err := meta.Accessor(ev.Object)
@@ -279,6 +330,11 @@ func (w *watcher) run(ctx context.Context, onObject func(obj runtime.Object, del
 			}
 		}
 		s.Stop()
+		if ctx.Err() == nil {
+			w.mu.Lock()
+			out.Ends = append(out.Ends, WatchEnd{At: time.Now(), Quiet: time.Since(lastItem), Err: endErr})
+			w.mu.Unlock()
+		}
 	}
 }
 
@@ -366,20 +422,30 @@ func faultSample(ws []*watcher, fault string) {
 	}
 }
 
-// beat changes the beat ConfigMap every beatInterval until ctx ends.
+// beat changes the beat ConfigMap every beatInterval, and the quiet one
+// every quietEvery beats, until ctx ends.
 func beat(ctx context.Context, cs kubernetes.Interface, labels map[string]string) {
 	l := map[string]string{beatLabel: "true"}
 	for k, v := range labels {
 		l[k] = v
 	}
-	for n := 0; ctx.Err() == nil; n++ {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: beatName, Namespace: probeNamespace, Labels: l}, Data: map[string]string{"n": strconv.Itoa(n)}}
+	put := func(name string, n int) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: probeNamespace, Labels: labels}, Data: map[string]string{"n": strconv.Itoa(n)}}
+		if name == beatName {
+			cm.Labels = l
+		}
 		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		_, err := cs.CoreV1().ConfigMaps(probeNamespace).Update(wctx, cm, metav1.UpdateOptions{})
 		if apierrors.IsNotFound(err) {
 			_, _ = cs.CoreV1().ConfigMaps(probeNamespace).Create(wctx, cm, metav1.CreateOptions{})
 		}
 		cancel()
+	}
+	for n := 0; ctx.Err() == nil; n++ {
+		put(beatName, n)
+		if n%quietEvery == 0 {
+			put(quietName, n/quietEvery)
+		}
 		sleep(ctx, beatInterval)
 	}
 }
@@ -397,6 +463,43 @@ type WatchStats struct {
 	Gone        int `json:"gone"`
 	Interrupted int `json:"interrupted"`
 	Skipped     int `json:"skipped"`
+}
+
+// CheckWatchIdle: no stream of a watcher without bookmarks ended outside
+// the faults' windows. Such a watcher follows the quiet set: its streams
+// wait longer than the apiservers' stall timeout between events, and
+// nothing but a fault (or the server's own timeout, 30 minutes at least,
+// longer than a run) may end them. The summary's longest quiet span says
+// whether the run had quiet to judge.
+func CheckWatchIdle(ws []WatcherLog, faults []Window) Invariant {
+	inv := Invariant{Name: InvWatchIdle}
+	n, ends := 0, 0
+	var longest time.Duration
+	for _, w := range ws {
+		if !w.NoBookmarks {
+			continue
+		}
+		n++
+		longest = max(longest, w.LongestQuiet)
+		for _, e := range w.Ends {
+			ends++
+			if (ResumeLog{Start: e.At, End: e.At}).during(faults) {
+				continue
+			}
+			what := "a clean end"
+			if e.Err != "" {
+				what = e.Err
+			}
+			inv.add("watcher %s: its stream ended at %s after %v quiet, outside any fault: %s", w.Name, e.At.Format(time.TimeOnly), e.Quiet.Round(time.Millisecond), what)
+		}
+	}
+	inv.Checked = n > 0
+	inv.Summary = fmt.Sprintf("%d watchers without bookmarks, longest quiet span delivered after %v (stall timeout %v), %d streams ended, %d outside a fault",
+		n, longest.Round(time.Millisecond), stallTimeout, ends, inv.Count)
+	if n > 0 && longest <= stallTimeout {
+		inv.Detail = append(inv.Detail, fmt.Sprintf("no stream stayed quiet past %v and then delivered (a run shorter than %d beats): only the ends were judged", stallTimeout, quietEvery))
+	}
+	return inv
 }
 
 // CheckWatchOrdered: each watcher's resourceVersions strictly increase.

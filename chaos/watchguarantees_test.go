@@ -130,3 +130,37 @@ func TestCheckWatchResumable(t *testing.T) {
 		t.Errorf("no resumption: %+v, want not checked", inv)
 	}
 }
+
+func TestCheckWatchIdle(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	faults := []Window{{From: t0.Add(10 * time.Second), To: t0.Add(30 * time.Second)}}
+	quiet := WatcherLog{Name: "quiet-0", Set: WatchQuiet, NoBookmarks: true, LongestQuiet: 24 * time.Second}
+	if inv := CheckWatchIdle([]WatcherLog{quiet}, faults); !inv.OK() || !strings.Contains(inv.Summary, "24s") {
+		t.Errorf("never ended: %+v", inv)
+	}
+	// An apiserver killed by a fault ends its streams: excused.
+	inFault := quiet
+	inFault.Ends = []WatchEnd{{At: t0.Add(12 * time.Second), Quiet: 2 * time.Second, Err: "unexpected EOF"}}
+	if inv := CheckWatchIdle([]WatcherLog{inFault}, faults); !inv.OK() {
+		t.Errorf("ended in a fault's window: %+v", inv)
+	}
+	// Cut after the stall timeout while quiet, outside any fault: counted.
+	cut := quiet
+	cut.Ends = []WatchEnd{{At: t0.Add(50 * time.Second), Quiet: 10 * time.Second, Err: "stream error: INTERNAL_ERROR"},
+		{At: t0.Add(70 * time.Second), Quiet: 10 * time.Second}}
+	if inv := CheckWatchIdle([]WatcherLog{cut}, faults); inv.Count != 2 || !strings.Contains(inv.Detail[0], "INTERNAL_ERROR") || !strings.Contains(inv.Detail[1], "clean end") {
+		t.Errorf("cut while quiet: %+v", inv)
+	}
+	// Watchers with bookmarks are not this check's: ended streams of theirs
+	// count nothing, and without a watcher of its own it checked nothing.
+	beat := WatcherLog{Name: "beat-0", Set: WatchBeat, Ends: cut.Ends}
+	if inv := CheckWatchIdle([]WatcherLog{beat}, faults); inv.Checked || inv.Count != 0 {
+		t.Errorf("only watchers with bookmarks: %+v, want not checked", inv)
+	}
+	// A run too short for a quiet span past the stall timeout says so.
+	short := quiet
+	short.LongestQuiet = 6 * time.Second
+	if inv := CheckWatchIdle([]WatcherLog{short}, faults); !inv.OK() || len(inv.Detail) != 1 {
+		t.Errorf("short run: %+v", inv)
+	}
+}

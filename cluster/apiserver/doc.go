@@ -61,7 +61,9 @@
 // (kubernetes_service.go, upstream's lease endpoint reconciler). Every
 // apiserver also runs upstream's etcd compactor (storage.Compact) on
 // --etcd-compaction-interval. A watch whose client stops reading is closed
-// after --watch-stall-timeout (read.go), and each watch cache's ring is
+// after --watch-stall-timeout, a deadline that bounds its writes and not
+// its quiet (stall.go); a watch ends, cleanly, at its timeoutSeconds or
+// after a random time in [--min-request-timeout, twice it) (read.go); and each watch cache's ring is
 // bounded by bytes as well as events. etcd out of space (NOSPACE) is a 507
 // with etcd's message; /readyz stays ready and /readyz?verbose names it.
 //

@@ -62,6 +62,12 @@ type Options struct {
 	// written to it for this long is closed (the client resumes or
 	// relists), and its queue is freed. 0: never.
 	WatchStallTimeout time.Duration
+	// MinRequestTimeout: a watch that gives no timeoutSeconds ends,
+	// cleanly, after a random time in [MinRequestTimeout,
+	// 2*MinRequestTimeout), as upstream's --min-request-timeout has it, so
+	// that clients reconnect (and rebalance across apiservers) gradually.
+	// 0: such a watch has no end of its own.
+	MinRequestTimeout time.Duration
 	// BookmarkInterval is how often watchers that asked for bookmarks get one.
 	BookmarkInterval time.Duration
 	// TraceFile, when set, receives this apiserver's step events
@@ -180,6 +186,8 @@ func DefaultOptions() Options {
 		// a short budget; a whole write stalled this long is a client that
 		// stopped reading.
 		WatchStallTimeout: 10 * time.Second,
+		// upstream's --min-request-timeout.
+		MinRequestTimeout: 1800 * time.Second,
 		BookmarkInterval:  5 * time.Second,
 		// Measured with make bench-api (BenchmarkWatchFanout).
 		WatchFlushInterval: 10 * time.Millisecond,

@@ -260,12 +260,16 @@ func (q *request) watch() error {
 		out = outJSON
 	}
 	timeout := p.timeout
-	if timeout == 0 {
-		// Upstream spreads unbounded watches over 30-60 minutes so that
-		// clients reconnect (and rebalance across apiservers) gradually.
-		timeout = 30*time.Minute + time.Duration(rand.Int64N(int64(30*time.Minute)))
+	if min := q.s.opts.MinRequestTimeout; timeout == 0 && min > 0 {
+		// As upstream, a watch without timeoutSeconds ends after a random
+		// time in [min, 2*min) (--min-request-timeout), so that clients
+		// reconnect (and rebalance across apiservers) gradually.
+		timeout = min + time.Duration(rand.Int64N(int64(min)))
 	}
-	ctx, cancel := context.WithTimeout(q.ctx(), timeout)
+	ctx, cancel := q.ctx(), context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
 	defer cancel()
 
 	c := q.s.cacher(q.storageResource())
@@ -323,33 +327,21 @@ func (q *request) watch() error {
 	q.w.Header().Set("Cache-Control", "no-cache, private")
 	q.w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(q.w, 32<<10)
-	flusher, _ := q.w.(http.Flusher)
-	// A client that stops reading is cut off once its writes have stalled
-	// for WatchStallTimeout: the stream ends, the watcher and everything its
-	// queue pins are freed, and the client resumes or relists. The
-	// deadline is moved on at most every half timeout (a timer reset per
-	// event per watcher would cost the fan-out), so a stalled write fails
-	// after between half and all of it.
-	rc := http.NewResponseController(q.w)
-	stall := q.s.opts.WatchStallTimeout
-	var deadlineSet time.Time
-	keepDeadline := func() {
-		if stall <= 0 {
-			return
-		}
-		if now := time.Now(); now.Sub(deadlineSet) > stall/2 {
-			_ = rc.SetWriteDeadline(now.Add(stall))
-			deadlineSet = now
-		}
-	}
+	// A client that stops reading is cut off once a write has stalled for
+	// WatchStallTimeout: the stream ends, the watcher and everything its
+	// queue pins are freed, and the client resumes or relists. A stream
+	// with nothing to write holds no deadline (stall.go).
+	g := newStallGuard(q.w, q.s.opts.WatchStallTimeout)
+	defer g.stop()
 	flush := func() error {
-		keepDeadline()
+		g.write()
 		if err := bw.Flush(); err != nil {
 			return err
 		}
-		if flusher != nil {
-			flusher.Flush()
+		if err := g.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
 		}
+		g.idle()
 		return nil
 	}
 	if err != nil {
@@ -388,7 +380,7 @@ func (q *request) watch() error {
 		if it.Type != watch.Bookmark && q.s.failpoints.dropEvent(q.res.storageName(), q.r.UserAgent()) {
 			continue
 		}
-		keepDeadline()
+		g.write()
 		if err := q.writeEvent(bw, out, it); err != nil {
 			return nil
 		}

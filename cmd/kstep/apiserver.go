@@ -5,6 +5,7 @@ import (
 
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,8 @@ func newAPIServerCmd() *cobra.Command { return apiserverCmd(apiserver.Run) }
 // the flags produce.
 func apiserverCmd(run func(context.Context, apiserver.Options) error) *cobra.Command {
 	opts := apiserver.DefaultOptions()
+	// In seconds, as upstream's flag.
+	minRequestTimeout := int(opts.MinRequestTimeout / time.Second)
 	cmd := &cobra.Command{
 		Use:   "apiserver",
 		Short: "Run one apiserver until SIGINT or SIGTERM",
@@ -25,6 +28,10 @@ func apiserverCmd(run func(context.Context, apiserver.Options) error) *cobra.Com
 stateless: several run side by side on the same etcd cluster.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if minRequestTimeout < 0 {
+				return fmt.Errorf("--min-request-timeout %d: must not be negative", minRequestTimeout)
+			}
+			opts.MinRequestTimeout = time.Duration(minRequestTimeout) * time.Second
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			if err := run(ctx, opts); err != nil {
@@ -55,6 +62,7 @@ stateless: several run side by side on the same etcd cluster.`,
 	f.IntVar(&opts.WatchCacheDecodedEvents, "watch-cache-decoded-events", opts.WatchCacheDecodedEvents, "how many of those events, the newest, keep the versions they replaced decoded; older ones keep only their stored bytes")
 	f.IntVar(&opts.WatchCacheDictBytes, "watch-cache-dict-bytes", opts.WatchCacheDictBytes, "how many bytes of a resource's first compacted versions make its compression dictionary; later ones are held S2-compressed with it; negative: held as they are")
 	f.DurationVar(&opts.WatchStallTimeout, "watch-stall-timeout", opts.WatchStallTimeout, "close a watch whose client has not taken what was written to it for this long (it resumes or relists); 0: never")
+	f.IntVar(&minRequestTimeout, "min-request-timeout", minRequestTimeout, "a watch without timeoutSeconds ends cleanly after a random time between this many seconds and twice it (upstream's flag and default), so that clients reconnect gradually; 0: never")
 	f.DurationVar(&opts.BookmarkInterval, "bookmark-interval", opts.BookmarkInterval, "how often watchers that asked for bookmarks get one")
 	f.StringVar(&opts.TraceFile, "trace-file", "", "append step events (rs.received, rs.persisted, pod.persisted) as JSON lines to this file")
 	f.DurationVar(&opts.WatchFlushInterval, "watch-flush-interval", opts.WatchFlushInterval, "how long a watch stream with a backlog goes unflushed at most (queued events share a write); a stream with nothing more queued is flushed at once; 0: every event")
