@@ -89,7 +89,8 @@ func (p *priorityPlugin) classes(ctx context.Context) (*priorityClassSnapshot, e
 
 // catchUp waits until the cache holds everything etcd has now: a class
 // named by a pod but absent from the cache may have been created a moment
-// ago. Only such misses read etcd (its revision).
+// ago. Only such misses, and writes of a global default class, read etcd
+// (its revision).
 func (p *priorityPlugin) catchUp(ctx context.Context) error {
 	rev, err := p.s.store.Revision(ctx)
 	if err != nil {
@@ -149,6 +150,11 @@ func (p *priorityPlugin) Validate(ctx context.Context, req *AdmissionRequest) er
 	pc, ok := req.Object.(*schedulingv1.PriorityClass)
 	if !ok || !pc.GlobalDefault {
 		return nil
+	}
+	// A default written a moment ago must be seen: such writes are rare,
+	// so they may read etcd's revision.
+	if err := p.catchUp(ctx); err != nil {
+		return apierrors.NewInternalError(err)
 	}
 	snap, err := p.classes(ctx)
 	if err != nil {
