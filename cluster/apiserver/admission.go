@@ -23,8 +23,9 @@ import (
 )
 
 // The admission plugins kstep runs after defaulting, in upstream's order:
-// mutating LimitRanger, DefaultTolerationSeconds, MutatingAdmissionWebhook;
-// validating LimitRanger, ValidatingAdmissionWebhook; then ResourceQuota,
+// mutating LimitRanger, Priority (priority.go), DefaultTolerationSeconds,
+// MutatingAdmissionWebhook; validating LimitRanger, Priority,
+// ValidatingAdmissionWebhook; then ResourceQuota,
 // which is held together with the write (quotaGate, below). The decisions
 // are package admission's; this file feeds them from the watch caches, so
 // no plugin reads etcd per request, and a namespace without LimitRanges,
@@ -34,10 +35,11 @@ import (
 func (s *Server) addAdmission() {
 	lr := &limitRanger{s: s}
 	wh := &webhooks{s: s, client: admission.Client{MaxObjectBytes: s.opts.MaxRequestBytes}}
-	s.chain.Mutating = append(s.chain.Mutating, lr,
+	pr := &priorityPlugin{s: s}
+	s.chain.Mutating = append(s.chain.Mutating, lr, pr,
 		defaultTolerations{notReady: s.opts.DefaultNotReadyTolerationSeconds, unreachable: s.opts.DefaultUnreachableTolerationSeconds},
 		mutatingWebhooks{wh})
-	s.chain.Validating = append(s.chain.Validating, lr, validatingWebhooks{wh})
+	s.chain.Validating = append(s.chain.Validating, lr, pr, validatingWebhooks{wh})
 	s.quota = &quotaGate{s: s, namespaces: map[string]*quotaNamespace{}}
 }
 

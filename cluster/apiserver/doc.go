@@ -23,10 +23,11 @@
 // spec): the managed fields it records are the same.
 // Patches are applied by package patch, their work bounded by their input (patch.go); a request's
 // line and headers are bounded too, with a 431 (headers.go).
-// Admission plugins (admission.go; their decisions in package admission)
-// read LimitRanges, ResourceQuotas and webhook configurations from the
-// watch caches; ResourceQuota charges a create to the quotas' status.used
-// with a compare-and-swap in etcd before the object is written. Around every request: the audit log (audit.go) and the
+// Admission plugins (admission.go and priority.go; their decisions in
+// package admission) read LimitRanges, ResourceQuotas, PriorityClasses and
+// webhook configurations from the watch caches; ResourceQuota charges a
+// create to the quotas' status.used with a compare-and-swap in etcd before
+// the object is written. Around every request: the audit log (audit.go) and the
 // max-in-flight filter with its reserved system lane (inflight.go), which
 // also runs every request that counts in a lane (all but watches and the
 // connect subresources) on a worker of internal/gopool, whose stack earlier
@@ -55,7 +56,8 @@
 // apiserver's etcd watch delivers a change, before any watcher gets it.
 //
 // What every cluster has from its first second: the system namespaces
-// (namespaces.go), the bootstrap RBAC policy (policy.go), and the
+// (namespaces.go), the bootstrap RBAC policy (policy.go), the system
+// PriorityClasses (priority.go; readiness waits for them), and the
 // default/kubernetes Service with its Endpoints and EndpointSlices, which
 // every apiserver keeps listing the live apiservers through etcd leases
 // (kubernetes_service.go, upstream's lease endpoint reconciler). Every

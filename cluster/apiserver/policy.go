@@ -100,6 +100,7 @@ func bootstrapPolicy() []runtime.Object {
 		clusterRole("system:kube-scheduler",
 			rule(read, core, "nodes", "pods", "namespaces", "services", "replicationcontrollers", "persistentvolumeclaims", "persistentvolumes"),
 			rule(read, apps, "replicasets", "statefulsets"),
+			rule(read, []string{"scheduling.k8s.io"}, "priorityclasses"),
 			rule([]string{"create"}, core, "pods/binding", "bindings"),
 			rule([]string{"patch", "update"}, core, "pods/status"),
 			rule([]string{"delete"}, core, "pods"),

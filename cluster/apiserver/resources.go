@@ -12,6 +12,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -244,6 +245,9 @@ func resources() []*resource {
 			newObj: func() runtime.Object { return &corev1.ResourceQuota{} }, newList: func() runtime.Object { return &corev1.ResourceQuotaList{} }},
 		{gvr: corev1.SchemeGroupVersion.WithResource("limitranges"), kind: "LimitRange", namespaced: true, shortNames: []string{"limits"},
 			newObj: func() runtime.Object { return &corev1.LimitRange{} }, newList: func() runtime.Object { return &corev1.LimitRangeList{} }},
+		// Pod priority (priority.go reads them through their watch cache).
+		{gvr: priorityClassesGVR, kind: "PriorityClass", shortNames: []string{"pc"},
+			newObj: func() runtime.Object { return &schedulingv1.PriorityClass{} }, newList: func() runtime.Object { return &schedulingv1.PriorityClassList{} }},
 		{gvr: admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"), kind: "MutatingWebhookConfiguration",
 			newObj:  func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfiguration{} },
 			newList: func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfigurationList{} }},

@@ -56,6 +56,9 @@ type Server struct {
 	// policyReady is closed once the bootstrap RBAC policy is in the
 	// caches (at once without RBAC); Ready waits for it.
 	policyReady chan struct{}
+	// priorityReady is closed once the system PriorityClasses are in the
+	// cache (priority.go); Ready waits for it.
+	priorityReady chan struct{}
 	// quota, audit and limiter: ResourceQuota on every create
 	// (admission.go), the audit log (audit.go), max-in-flight (inflight.go).
 	quota *quotaGate
@@ -105,6 +108,8 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 		cachers:   map[string]*storage.Cacher{},
 		registry:  reg,
 		metrics:   newMetrics(reg),
+
+		priorityReady: make(chan struct{}),
 	}
 	// Opened here, not in Run, so an apiserver embedded in a test traces
 	// too (Run closes it), and before the watch caches, which stamp only
@@ -221,8 +226,8 @@ func (s *Server) routes() *http.ServeMux {
 // ServeHTTP serves the whole API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// Start primes the watch caches and creates the namespaces every cluster
-// has. It returns once the caches are filling; Ready reports when they are.
+// Start primes the watch caches and creates the namespaces and the
+// PriorityClasses every cluster has. It returns once the caches are filling; Ready reports when they are.
 func (s *Server) Start(ctx context.Context) {
 	if s.opts.EtcdWritesToLeader {
 		// Run built the same configuration once already: an error here
@@ -237,6 +242,12 @@ func (s *Server) Start(ctx context.Context) {
 		go c.Run(ctx)
 	}
 	go s.bootstrap(ctx)
+	go func() {
+		s.bootstrapPriorityClasses(ctx)
+		if ctx.Err() == nil {
+			close(s.priorityReady)
+		}
+	}()
 	go s.store.Compact(ctx, storage.Compaction{Interval: s.opts.EtcdCompactionInterval,
 		DefragThreshold: s.opts.EtcdDefragThreshold, DefragMinBytes: s.opts.EtcdDefragMinBytes}, s.log)
 	if s.opts.authenticates() && contains(s.opts.AuthorizationModes, ModeRBAC) {
@@ -262,6 +273,11 @@ func (s *Server) Ready(ctx context.Context) error {
 	case <-s.policyReady:
 	default:
 		return errors.New("bootstrap RBAC policy not in place yet")
+	}
+	select {
+	case <-s.priorityReady:
+	default:
+		return errors.New("system PriorityClasses not in place yet")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()

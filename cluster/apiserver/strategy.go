@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -80,6 +81,8 @@ func prepareForCreate(r *resource, obj runtime.Object, now metav1.Time) {
 	}
 	m.SelfLink = ""
 	switch o := obj.(type) {
+	case *schedulingv1.PriorityClass:
+		m.Generation = 1 // upstream's PrepareForCreate
 	case *corev1.Pod:
 		// A new pod is Pending; a client cannot create it bound (pods/binding
 		// is the scheduler's write) unless it names a node itself.

@@ -8,12 +8,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Apply fills in the defaults upstream's v1 defaulters
-// (k8s.io/kubernetes/pkg/apis/{core,apps}/v1, SetDefaults_* and the
+// (k8s.io/kubernetes/pkg/apis/{core,apps,scheduling}/v1, SetDefaults_* and the
 // generated SetObjectDefaults_*) set on obj, in place. Only unset fields are
 // touched, so Apply is idempotent: Apply(Apply(x)) == Apply(x). Kinds
 // without defaults (ConfigMap, ServiceAccount, Events, Lease, Scale,
@@ -46,6 +47,16 @@ func Apply(obj runtime.Object) {
 		setMutatingWebhookConfiguration(o)
 	case *admissionregistrationv1.ValidatingWebhookConfiguration:
 		setValidatingWebhookConfiguration(o)
+	case *schedulingv1.PriorityClass:
+		setPriorityClass(o)
+	}
+}
+
+// setPriorityClass is upstream's SetDefaults_PriorityClass
+// (pkg/apis/scheduling/v1): preemptionPolicy PreemptLowerPriority.
+func setPriorityClass(pc *schedulingv1.PriorityClass) {
+	if pc.PreemptionPolicy == nil {
+		pc.PreemptionPolicy = ptrTo(corev1.PreemptLowerPriority)
 	}
 }
 

@@ -12,7 +12,8 @@
 // ReplicaSet, Deployment and ReplicationController replicas 1, a
 // ReplicationController's selector and labels from its template's labels,
 // the Deployment's RollingUpdate 25%/25% strategy, revisionHistoryLimit 10
-// and progressDeadlineSeconds 600, and so on. Pod templates inside
+// and progressDeadlineSeconds 600, a PriorityClass's preemptionPolicy
+// PreemptLowerPriority (pkg/apis/scheduling/v1), and so on. Pod templates inside
 // controllers get the pod spec defaults (not the Pod-only ones, as
 // upstream).
 //

@@ -8,7 +8,8 @@
 // ResourceQuota, LimitRange; events.k8s.io/v1 Event;
 // coordination.k8s.io/v1 Lease; discovery.k8s.io/v1 EndpointSlice;
 // apps/v1 ReplicaSet, Deployment; autoscaling/v1 Scale;
-// admissionregistration.k8s.io/v1 webhook configurations):
+// admissionregistration.k8s.io/v1 webhook configurations;
+// scheduling.k8s.io/v1 PriorityClass):
 //
 //   - ValidateCreate(obj): is this whole object acceptable?
 //   - ValidateUpdate(obj, old): is obj acceptable, and is going from old to
@@ -22,7 +23,7 @@
 // NotSupported, TooLong, Duplicate, ...) and upstream's messages.
 //
 // The rules are a faithful subset of upstream's
-// k8s.io/kubernetes/pkg/apis/{core,apps,coordination,discovery,autoscaling}/validation,
+// k8s.io/kubernetes/pkg/apis/{core,apps,coordination,discovery,autoscaling,scheduling}/validation,
 // rewritten for the v1 types and built on apimachinery's helpers
 // (ValidateObjectMeta, ValidateObjectMetaUpdate, ValidateLabels,
 // ValidateLabelSelector, IsDNS1123Label, ...). Where upstream's path has a
@@ -38,6 +39,10 @@
 // upstream's registry does before validating, and values the registry
 // allocated (clusterIP(s)) carried over when the client left them empty.
 // Kinds this package does not know pass unvalidated.
+//
+// It also holds upstream's scheduling constants the rules use: the system
+// PriorityClasses (SystemPriorityClasses, which the apiserver creates at
+// start) and the highest value a user's class may have.
 //
 // It must not touch storage, HTTP or time: validation is a pure function of
 // the objects it is given, it never reads other objects (no "does the

@@ -476,6 +476,12 @@ func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path, opts podOpts) fi
 	if spec.NodeName != "" {
 		allErrs = append(allErrs, validateNameWith(apimachineryvalidation.NameIsDNSSubdomain, spec.NodeName, fldPath.Child("nodeName"))...)
 	}
+	if spec.PriorityClassName != "" {
+		allErrs = append(allErrs, validateNameWith(apimachineryvalidation.NameIsDNSSubdomain, spec.PriorityClassName, fldPath.Child("priorityClassName"))...)
+	}
+	if spec.PreemptionPolicy != nil {
+		allErrs = append(allErrs, validatePreemptionPolicy(spec.PreemptionPolicy, fldPath.Child("preemptionPolicy"))...)
+	}
 	if spec.ActiveDeadlineSeconds != nil {
 		if v := *spec.ActiveDeadlineSeconds; v < 1 || v > math.MaxInt32 {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("activeDeadlineSeconds"), v, validation.InclusiveRangeError(1, math.MaxInt32)))

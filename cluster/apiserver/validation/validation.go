@@ -12,6 +12,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -81,6 +82,8 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 		errs = validateMutatingWebhookConfiguration(o)
 	case *admissionregistrationv1.ValidatingWebhookConfiguration:
 		errs = validateValidatingWebhookConfiguration(o)
+	case *schedulingv1.PriorityClass:
+		errs = validatePriorityClass(o)
 	}
 	return dedupe(errs)
 }
@@ -152,6 +155,8 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		errs = update(o, old, func(n, o *admissionregistrationv1.ValidatingWebhookConfiguration) field.ErrorList {
 			return append(validateValidatingWebhookConfiguration(n), validateObjectMetaUpdate(&n.ObjectMeta, &o.ObjectMeta)...)
 		})
+	case *schedulingv1.PriorityClass:
+		errs = update(o, old, validatePriorityClassUpdate)
 	}
 	return dedupe(errs)
 }
