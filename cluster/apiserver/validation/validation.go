@@ -82,7 +82,7 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 	case *admissionregistrationv1.ValidatingWebhookConfiguration:
 		errs = validateValidatingWebhookConfiguration(o)
 	}
-	return dedupe(errs)
+	return dedupe(append(errs, validateNesting(obj)...))
 }
 
 // ValidateUpdate validates an update of the main resource: obj is the new
@@ -153,7 +153,7 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 			return append(validateValidatingWebhookConfiguration(n), validateObjectMetaUpdate(&n.ObjectMeta, &o.ObjectMeta)...)
 		})
 	}
-	return dedupe(errs)
+	return dedupe(append(errs, validateNesting(obj)...))
 }
 
 // ValidateStatusUpdate validates a write to the /status subresource: obj is
@@ -185,7 +185,7 @@ func ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 	default:
 		return ValidateUpdate(obj, old)
 	}
-	return dedupe(errs)
+	return dedupe(append(errs, validateNesting(obj)...))
 }
 
 // update type-asserts old to the type of obj and runs fn.
