@@ -20,7 +20,10 @@
 // server-side apply are apimachinery's field manager (managedfields.go),
 // shown shallow copies of the stored and the new object, not deep ones,
 // and without the top-level field the write never owns (a status write's
-// spec): the managed fields it records are the same.
+// spec): the managed fields it records are the same; maps of more than 64
+// entries are compared in key order (sortedValue), so a ConfigMap of
+// 100,000 keys costs n log n, not n². Validation refuses managed fields
+// nested deeper than the object could need (no client could list it).
 // Patches are applied by package patch, their work bounded by their input (patch.go); a request's
 // line and headers are bounded too, with a 431 (headers.go).
 // Admission plugins (admission.go and priority.go; their decisions in

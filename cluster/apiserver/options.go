@@ -53,6 +53,10 @@ type Options struct {
 	// kept as etcd stored them and decoded again by the rare watch that
 	// resumes from so far back (storage.Entry).
 	WatchCacheDecodedEvents int
+	// WatchCacheDecodedBytes bounds those events by the stored size of
+	// the versions they carry too: updates of a large object keep no more
+	// than this much (stored) decoded, per resource.
+	WatchCacheDecodedBytes int64
 	// WatchCacheDictBytes is how many bytes of a resource's first
 	// compacted versions make its compression dictionary: older versions
 	// are then held S2-compressed with it (storage.CacherConfig.DictBytes);
@@ -181,6 +185,7 @@ func DefaultOptions() Options {
 		WatchCacheSize:          16384,
 		WatchCacheBytes:         storage.DefaultCapacityBytes,
 		WatchCacheDecodedEvents: storage.DefaultDecodedEvents,
+		WatchCacheDecodedBytes:  storage.DefaultDecodedBytes,
 		WatchCacheDictBytes:     storage.DefaultDictBytes,
 		// upstream closes a watcher that cannot take an event at once after
 		// a short budget; a whole write stalled this long is a client that

@@ -145,6 +145,7 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 				Capacity:         opts.WatchCacheSize,
 				CapacityBytes:    opts.WatchCacheBytes,
 				DecodedEvents:    opts.WatchCacheDecodedEvents,
+				DecodedBytes:     opts.WatchCacheDecodedBytes,
 				DictBytes:        opts.WatchCacheDictBytes,
 				IndexField:       r.indexField,
 				ProgressInterval: opts.BookmarkInterval / 2,

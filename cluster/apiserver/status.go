@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/kstep-dev/kstep/cluster/storage"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -78,6 +80,13 @@ func storageError(err error, gr schema.GroupResource, name string) error {
 	var se apierrors.APIStatus
 	if errors.As(err, &se) {
 		return err
+	}
+	if grpcstatus.Code(err) == codes.ResourceExhausted {
+		// etcd's client refused to send a value larger than its
+		// request limit (an object the request's limit let in, grown
+		// past etcd's by its managed fields): the client's 413, not
+		// the server's 500. Nothing was written.
+		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("the object as stored is larger than etcd accepts: %v", err))
 	}
 	return apierrors.NewInternalError(err)
 }

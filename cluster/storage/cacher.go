@@ -80,7 +80,8 @@ func (f *Filter) Matches(a Attrs) bool {
 //
 // An entry keeps the bytes it decodes from. While its version is among the
 // ring's newest CacherConfig.DecodedEvents events (made, replaced or deleted
-// there), it also keeps its decoded object and the wire forms readers asked
+// there; fewer when those carry more than CacherConfig.DecodedBytes of
+// stored bytes), it also keeps its decoded object and the wire forms readers asked
 // for: the watchers of that change, and the writes that follow it, use
 // them. Past that it is compacted to one byte form alone, current or
 // not: its protobuf wire form when a reader had asked for it (protobuf
@@ -301,6 +302,13 @@ type CacherConfig struct {
 	// versions they concern decoded, with their wire forms (see Entry):
 	// watchers that lag by less never decode a version twice.
 	DecodedEvents int
+	// DecodedBytes bounds those events by the stored size of the versions
+	// they carry too (event.size, as CapacityBytes counts it): the
+	// decoded form of a version is a few times its stored bytes, so 2,048
+	// updates of an object of 350 KiB (thousands of managers' managed
+	// fields) would keep gigabytes decoded; with this bound they keep
+	// DecodedBytes' worth, and the newest event always stays decoded.
+	DecodedBytes int64
 	// DictBytes is how many bytes of the first versions compacted make
 	// the resource's S2 dictionary; every later compacted version is kept
 	// compressed with it (when that is smaller), at a few microseconds a
@@ -384,6 +392,10 @@ type Cacher struct {
 	head  int      // index of the oldest event
 	n     int      // events in the ring
 	bytes int64    // their stored size (event.size)
+	// The newest decodedN events keep their versions decoded;
+	// decodedBytes is their stored size.
+	decodedN     int
+	decodedBytes int64
 	// bytesGauge is Metrics.Bytes of this resource, looked up once, as are
 	// compacted and held.
 	bytesGauge      prometheus.Gauge
@@ -417,6 +429,9 @@ func NewCacher(store *Store, cfg CacherConfig) *Cacher {
 	}
 	if cfg.DecodedEvents <= 0 {
 		cfg.DecodedEvents = DefaultDecodedEvents
+	}
+	if cfg.DecodedBytes <= 0 {
+		cfg.DecodedBytes = DefaultDecodedBytes
 	}
 	if cfg.DictBytes == 0 {
 		cfg.DictBytes = DefaultDictBytes
@@ -461,6 +476,11 @@ const DefaultCapacityBytes = 128 << 20
 // at a few hundred writes a second per resource, a watcher may lag by
 // seconds before it decodes a version again.
 const DefaultDecodedEvents = 2048
+
+// DefaultDecodedBytes is CacherConfig.DecodedBytes when none is given:
+// 2,048 events of pods of up to 8 KiB stored (both versions of each
+// event counted), so the event bound is the one ordinary writes meet.
+const DefaultDecodedBytes = 32 << 20
 
 // newEntry is one version of one object, decoded from value.
 func (c *Cacher) newEntry(key string, obj runtime.Object, rv int64, value []byte) *Entry {
@@ -564,6 +584,7 @@ func (c *Cacher) relist(ctx context.Context) error {
 	c.terminateLocked()
 	c.items = items
 	c.head, c.n, c.bytes = 0, 0, 0
+	c.decodedN, c.decodedBytes = 0, 0
 	clear(c.ring)
 	c.oldest = from - 1
 	for _, ev := range history {
@@ -825,6 +846,14 @@ func (c *Cacher) push(ev *event) {
 	size := ev.size()
 	for c.n > 0 && (c.n == capacity || c.bytes+size > c.cfg.CapacityBytes) {
 		old := c.ring[c.head]
+		if c.n <= c.decodedN {
+			// Still decoded (the ring's byte bound let go of it before
+			// the decoded bounds did): its versions, which may be
+			// current, keep their stored values only.
+			c.compactEvent(old)
+			c.decodedN--
+			c.decodedBytes -= old.size()
+		}
 		c.oldest = old.rv
 		c.bytes -= old.size()
 		c.ring[c.head] = nil
@@ -835,15 +864,25 @@ func (c *Cacher) push(ev *event) {
 	c.n++
 	c.bytes += size
 	c.bytesGauge.Set(float64(c.bytes))
-	if k := c.cfg.DecodedEvents; c.n > k {
-		// The versions the event k back made, replaced or deleted keep
-		// their stored values only (a version a newer event concerns is
-		// compacted when that event ages).
-		aged := c.ring[(c.head+c.n-1-k)%capacity]
-		c.compact(aged.cur)
-		c.compact(aged.prev)
-		c.compact(aged.gone.Load())
+	c.decodedN++
+	c.decodedBytes += size
+	for c.decodedN > 1 && (c.decodedN > c.cfg.DecodedEvents || c.decodedBytes > c.cfg.DecodedBytes) {
+		// The versions the oldest decoded event made, replaced or deleted
+		// keep their stored values only (a version a newer event
+		// concerns is compacted when that event ages).
+		aged := c.ring[(c.head+c.n-c.decodedN)%capacity]
+		c.compactEvent(aged)
+		c.decodedN--
+		c.decodedBytes -= aged.size()
 	}
+}
+
+// compactEvent compacts the versions ev made, replaced or deleted. Called
+// with mu held.
+func (c *Cacher) compactEvent(ev *event) {
+	c.compact(ev.cur)
+	c.compact(ev.prev)
+	c.compact(ev.gone.Load())
 }
 
 // DefaultDictBytes is CacherConfig.DictBytes when none is given: a few

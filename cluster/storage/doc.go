@@ -33,7 +33,8 @@
 //     when a list or watcher first asks) and shared by every reader. The
 //     ring is bounded by events and by the stored bytes they carry
 //     (CacherConfig.CapacityBytes). Only versions the newest
-//     CacherConfig.DecodedEvents events concern stay decoded and encoded;
+//     CacherConfig.DecodedEvents events concern, and no more of them than
+//     CacherConfig.DecodedBytes of stored bytes, stay decoded and encoded;
 //     older ones are compacted to one byte form (their protobuf wire form
 //     if it was made, else their stored value), held S2-compressed with a
 //     dictionary of the resource's first compacted versions

@@ -6,3 +6,10 @@ func (w *Watcher) QueueCap() int {
 	defer w.qmu.Unlock()
 	return cap(w.q)
 }
+
+// Decoded says whether e holds its decoded object (not compacted).
+func (e *Entry) Decoded() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.obj != nil
+}

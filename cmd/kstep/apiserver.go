@@ -60,6 +60,7 @@ stateless: several run side by side on the same etcd cluster.`,
 	f.IntVar(&opts.WatchCacheSize, "watch-cache-size", opts.WatchCacheSize, "recent events each resource's watch cache keeps")
 	f.Int64Var(&opts.WatchCacheBytes, "watch-cache-bytes", opts.WatchCacheBytes, "bound on the stored size of those events, per resource: the oldest go first")
 	f.IntVar(&opts.WatchCacheDecodedEvents, "watch-cache-decoded-events", opts.WatchCacheDecodedEvents, "how many of those events, the newest, keep the versions they replaced decoded; older ones keep only their stored bytes")
+	f.Int64Var(&opts.WatchCacheDecodedBytes, "watch-cache-decoded-bytes", opts.WatchCacheDecodedBytes, "bound on the stored size of the versions those decoded events carry, per resource: past it, fewer events keep theirs decoded")
 	f.IntVar(&opts.WatchCacheDictBytes, "watch-cache-dict-bytes", opts.WatchCacheDictBytes, "how many bytes of a resource's first compacted versions make its compression dictionary; later ones are held S2-compressed with it; negative: held as they are")
 	f.DurationVar(&opts.WatchStallTimeout, "watch-stall-timeout", opts.WatchStallTimeout, "close a watch whose client has not taken what was written to it for this long (it resumes or relists); 0: never")
 	f.IntVar(&minRequestTimeout, "min-request-timeout", minRequestTimeout, "a watch without timeoutSeconds ends cleanly after a random time between this many seconds and twice it (upstream's flag and default), so that clients reconnect gradually; 0: never")

@@ -17,6 +17,11 @@
 //     selectors, cluster IPs, ...)?
 //   - ValidateStatusUpdate(obj, old): is this write to /status allowed?
 //
+// Each also refuses what no client could read back (nesting.go): managed
+// fields nested deeper than the object itself could need, an object whose
+// JSON nests deeper than MaxObjectDepth (lists of it would exceed the
+// decoders' 10,000 levels).
+//
 // Each answers with a field.ErrorList that the apiserver turns into a 422
 // Invalid (apierrors.NewInvalid). Errors carry the JSON field path of the
 // offending value, upstream's error types (Required, Invalid, Forbidden,

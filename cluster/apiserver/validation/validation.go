@@ -85,7 +85,7 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 	case *schedulingv1.PriorityClass:
 		errs = validatePriorityClass(o)
 	}
-	return dedupe(errs)
+	return dedupe(append(errs, validateNesting(obj)...))
 }
 
 // ValidateUpdate validates an update of the main resource: obj is the new
@@ -158,7 +158,7 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	case *schedulingv1.PriorityClass:
 		errs = update(o, old, validatePriorityClassUpdate)
 	}
-	return dedupe(errs)
+	return dedupe(append(errs, validateNesting(obj)...))
 }
 
 // ValidateStatusUpdate validates a write to the /status subresource: obj is
@@ -190,7 +190,7 @@ func ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 	default:
 		return ValidateUpdate(obj, old)
 	}
-	return dedupe(errs)
+	return dedupe(append(errs, validateNesting(obj)...))
 }
 
 // update type-asserts old to the type of obj and runs fn.
