@@ -29,13 +29,21 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 	rec := &recorder{ResponseWriter: w}
 	kind := inflightKind(ri.Verb)
 	s.metrics.inflight.WithLabelValues(kind).Inc()
+	// The metrics name what is served only: a request counts under its
+	// resource once the path names a served one, under its subresource
+	// once that is served too; until then under empty labels, so no
+	// caller adds series by typing paths.
+	served := requestInfo{Verb: ri.Verb}
 	defer func() {
 		s.metrics.inflight.WithLabelValues(kind).Dec()
-		s.metrics.observe(ri, rec.code, start)
+		s.metrics.observe(&served, rec.code, start)
 	}()
 	w = rec
 
 	if (schema.GroupVersion{Group: ri.Group, Version: ri.Version}) == metricsGV {
+		if metricsResources[ri.Resource] {
+			served.Group, served.Resource = ri.Group, ri.Resource
+		}
 		s.serveResourceMetrics(w, r, ri)
 		return
 	}
@@ -44,6 +52,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 		writeError(w, notFoundPath(r.URL.Path))
 		return
 	}
+	served.Group, served.Resource = res.gvr.Group, res.gvr.Resource
 	if !res.namespaced {
 		if ri.Resource == "namespaces" {
 			ri.Namespace = ""
@@ -56,6 +65,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 		writeError(w, notFoundPath(r.URL.Path))
 		return
 	}
+	served.Subresource = ri.Subresource
 	connect := ri.Subresource != "" && contains(res.connect, ri.Subresource)
 	if ri.Subresource != "" && (ri.Verb == "list" || ri.Verb == "watch" || (ri.Verb == "delete" && !connect)) {
 		writeError(w, apierrors.NewMethodNotSupported(res.gvr.GroupResource(), ri.Verb))
