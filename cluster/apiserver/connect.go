@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/apimachinery/pkg/util/proxy"
 	apiproxy "k8s.io/apiserver/pkg/util/proxy"
@@ -37,7 +38,9 @@ import (
 //
 // RBAC sees pods/log as get, exec/attach/portforward as create for POST
 // and, for GET upgrades, get and then create too (upstream's
-// AuthorizePodWebsocketUpgradeCreatePermission), nodes/proxy by method.
+// AuthorizePodWebsocketUpgradeCreatePermission), nodes/proxy by method,
+// and as create too for an upgrade or the kubelet's exec, attach,
+// portForward and run.
 // The user's own credentials (bearer token, impersonation headers) never
 // reach the kubelet: it sees the apiserver's certificate.
 
@@ -447,6 +450,9 @@ func (q *request) podStream() error {
 	return nil
 }
 
+// kubeletStreams are the kubelet's paths that stream into a container.
+var kubeletStreams = map[string]bool{"exec": true, "attach": true, "portForward": true, "run": true}
+
 // nodeProxy proxies /api/v1/nodes/{name}/proxy/{path} to the node's
 // kubelet, any method, upgrades too.
 func (q *request) nodeProxy() error {
@@ -462,6 +468,19 @@ func (q *request) nodeProxy() error {
 	if i := strings.Index(p, marker); i >= 0 {
 		loc.Path = p[i+len(marker):]
 	}
+	// An upgrade, or the kubelet's exec, attach, portForward or run,
+	// writes to a container whatever the method: create, as the pods'
+	// own connect subresources (a GET was authorized as get).
+	first, _, _ := strings.Cut(strings.TrimPrefix(loc.Path, "/"), "/")
+	if q.r.Method != http.MethodPost && (httpstream.IsUpgradeRequest(q.r) || kubeletStreams[first]) {
+		a := Attributes{User: q.user, Verb: "create", Resource: "nodes", Subresource: "proxy", Name: q.ri.Name}
+		if err := q.s.chain.Authz.Authorize(q.ctx(), a); err != nil {
+			return apierrors.NewForbidden(q.res.gvr.GroupResource(), q.ri.Name, err)
+		}
+	}
+	// The upgrade path sends Location as it is: the query goes with it
+	// (exec's command, container, stdin...).
+	loc.RawQuery = q.r.URL.RawQuery
 	h := proxy.NewUpgradeAwareHandler(loc, rt, false, false, proxyResponder{})
 	h.RejectForwardingRedirects = true
 	h.ServeHTTP(q.w, q.proxiedRequest())

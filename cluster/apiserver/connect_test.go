@@ -266,6 +266,16 @@ func TestPodLogProxiedToKubelet(t *testing.T) {
 func TestNodeProxy(t *testing.T) {
 	e := newKubeletEnv(t)
 	k := e.startKubelet("node-p", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "" {
+			// Switch, say what was asked, close.
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				return
+			}
+			fmt.Fprintf(conn, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n%s %s?%s", r.Method, r.URL.Path, r.URL.RawQuery)
+			conn.Close()
+			return
+		}
 		fmt.Fprintf(w, "%s %s?%s", r.Method, r.URL.Path, r.URL.RawQuery)
 	})
 	ctx := ctxT(t)
@@ -306,6 +316,35 @@ func TestNodeProxy(t *testing.T) {
 	if code, body = send(t, alice, "DELETE", "/api/v1/nodes/node-p/proxy/healthz", nil); code != 403 {
 		t.Errorf("alice's DELETE with get only: %d %s", code, body)
 	}
+	// An upgrade keeps its query string (exec's command); an upgrade or
+	// the kubelet's exec, attach, portForward and run need create: get
+	// alone is refused.
+	upgrade := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}}
+	if code, body = send(t, admin, "GET", "/api/v1/nodes/node-p/proxy/exec/default/p/app?command=ls&stdout=true", upgrade); code != 101 || body != "GET /exec/default/p/app?command=ls&stdout=true" {
+		t.Errorf("upgrade through nodes/proxy: %d %q", code, body)
+	}
+	for _, c := range []struct {
+		path   string
+		header http.Header
+	}{
+		{"/api/v1/nodes/node-p/proxy/exec/default/p/app?command=ls", upgrade},
+		{"/api/v1/nodes/node-p/proxy/attach/default/p/app", upgrade},
+		{"/api/v1/nodes/node-p/proxy/portForward/default/p?port=80", upgrade},
+		{"/api/v1/nodes/node-p/proxy/healthz", upgrade},
+		{"/api/v1/nodes/node-p/proxy/exec/default/p/app?command=ls", nil},
+		{"/api/v1/nodes/node-p/proxy/run/default/p/app?cmd=ls", nil},
+	} {
+		if code, body = send(t, alice, "GET", c.path, c.header); code != 403 {
+			t.Errorf("alice with get nodes/proxy only, GET %s (upgrade %v): %d %s", c.path, c.header != nil, code, body)
+		}
+	}
+	grant(t, e.secureEnv, "alice", rbacv1.PolicyRule{Verbs: []string{"create"}, APIGroups: []string{""}, Resources: []string{"nodes/proxy"}})
+	eventually(t, "alice's create nodes/proxy", func() error {
+		if code, body = send(t, alice, "GET", "/api/v1/nodes/node-p/proxy/exec/default/p/app?command=ls", upgrade); code != 101 {
+			return fmt.Errorf("%d %s", code, body)
+		}
+		return nil
+	})
 	_ = ctx
 }
 

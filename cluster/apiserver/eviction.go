@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -47,6 +48,19 @@ func (q *request) evict() error {
 	if opts == nil {
 		opts = &metav1.DeleteOptions{}
 	}
+	// The query's dryRun and the Eviction's deleteOptions.dryRun: either,
+	// or both when they agree (upstream's propagateDryRun).
+	if err := validDryRun("DeleteOptions", opts.DryRun); err != nil {
+		return err
+	}
+	switch {
+	case len(opts.DryRun) == 0:
+		opts.DryRun = q.dryRun
+	case len(q.dryRun) == 0:
+		q.dryRun = opts.DryRun
+	case !slices.Equal(q.dryRun, opts.DryRun):
+		return badRequest("Non-matching dry-run options in request and content: %v and %v", q.dryRun, opts.DryRun)
+	}
 	kv, err := q.s.store.Get(q.ctx(), q.res.key(q.ri.Namespace, q.ri.Name))
 	if err != nil {
 		return storageError(err, q.gr(), q.ri.Name)
@@ -66,7 +80,7 @@ func (q *request) evict() error {
 			return err
 		}
 	}
-	if q.dryRun() {
+	if q.dry() {
 		return q.evicted()
 	}
 	if _, _, err := q.deleteOne(pod.Name, opts); err != nil {
@@ -124,7 +138,7 @@ func (q *request) takeDisruption(pod *corev1.Pod) error {
 		}
 	}
 	sub := *q.ri
-	pr := &request{s: q.s, w: q.w, r: q.r, ri: &sub, res: pdbRes, user: q.user, start: q.start}
+	pr := &request{s: q.s, w: q.w, r: q.r, ri: &sub, res: pdbRes, user: q.user, start: q.start, dryRun: q.dryRun}
 	now := metav1.NewTime(q.s.now())
 	// A refusal on the watch cache's copy is judged again on etcd's (mutate).
 	_, err = pr.mutate(pdb.Name, "status", func(cur runtime.Object) (runtime.Object, error) {

@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -26,13 +29,21 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 	rec := &recorder{ResponseWriter: w}
 	kind := inflightKind(ri.Verb)
 	s.metrics.inflight.WithLabelValues(kind).Inc()
+	// The metrics name what is served only: a request counts under its
+	// resource once the path names a served one, under its subresource
+	// once that is served too; until then under empty labels, so no
+	// caller adds series by typing paths.
+	served := requestInfo{Verb: ri.Verb}
 	defer func() {
 		s.metrics.inflight.WithLabelValues(kind).Dec()
-		s.metrics.observe(ri, rec.code, start)
+		s.metrics.observe(&served, rec.code, start)
 	}()
 	w = rec
 
 	if (schema.GroupVersion{Group: ri.Group, Version: ri.Version}) == metricsGV {
+		if metricsResources[ri.Resource] {
+			served.Group, served.Resource = ri.Group, ri.Resource
+		}
 		s.serveResourceMetrics(w, r, ri)
 		return
 	}
@@ -41,6 +52,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 		writeError(w, notFoundPath(r.URL.Path))
 		return
 	}
+	served.Group, served.Resource = res.gvr.Group, res.gvr.Resource
 	if !res.namespaced {
 		if ri.Resource == "namespaces" {
 			ri.Namespace = ""
@@ -53,6 +65,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 		writeError(w, notFoundPath(r.URL.Path))
 		return
 	}
+	served.Subresource = ri.Subresource
 	connect := ri.Subresource != "" && contains(res.connect, ri.Subresource)
 	if ri.Subresource != "" && (ri.Verb == "list" || ri.Verb == "watch" || (ri.Verb == "delete" && !connect)) {
 		writeError(w, apierrors.NewMethodNotSupported(res.gvr.GroupResource(), ri.Verb))
@@ -73,6 +86,13 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *reque
 	}
 	req := &request{s: s, w: w, r: r, ri: ri, res: res, user: user, start: start}
 	var err error
+	if !connect {
+		req.dryRun, err = dryRunParam(r.URL.Query(), ri.Verb)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	if connect {
 		err = req.connect()
 	} else {
@@ -130,13 +150,48 @@ type request struct {
 	// applying: a server-side apply, whose managed fields the apply
 	// computes (mutate does not track them again).
 	applying bool
+	// dryRun is the request's dryRun, validated (every value "All"): from
+	// the query of a write, or, when the query has none, from a delete's
+	// DeleteOptions or an eviction's deleteOptions (deleteOptions, evict).
+	// Non-empty: admitted and answered, nothing written.
+	dryRun []string
 }
 
 func (q *request) ctx() context.Context { return q.r.Context() }
 
 func (q *request) gr() schema.GroupResource { return q.res.gvr.GroupResource() }
 
-func (q *request) dryRun() bool { return len(q.r.URL.Query()["dryRun"]) > 0 }
+// dry: the request is a dry run.
+func (q *request) dry() bool { return len(q.dryRun) > 0 }
+
+// dryRunOptions names the options type whose dryRun a verb's query sets,
+// as upstream's errors name it; verbs that write nothing have none.
+var dryRunOptions = map[string]string{"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions",
+	"delete": "DeleteOptions", "deletecollection": "DeleteOptions"}
+
+// dryRunParam reads a write's dryRun query parameter: values other than
+// All are a 422, as upstream's options validation.
+func dryRunParam(query url.Values, verb string) ([]string, error) {
+	kind, ok := dryRunOptions[verb]
+	if !ok {
+		return nil, nil
+	}
+	values := query["dryRun"]
+	return values, validDryRun(kind, values)
+}
+
+// validDryRun refuses dryRun values other than All (upstream's
+// ValidateDryRun), quoting at most an excerpt of them.
+func validDryRun(kind string, values []string) error {
+	errs := metavalidation.ValidateDryRun(field.NewPath("dryRun"), values)
+	if len(errs) == 0 {
+		return nil
+	}
+	for _, e := range errs {
+		e.BadValue = excerpt(fmt.Sprint(e.BadValue), maxQuotedRun)
+	}
+	return newInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
+}
 
 // readBody reads the request body, refusing it with 413 past the limit
 // before anything is decoded or written.

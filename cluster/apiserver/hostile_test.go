@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/apiserver"
 	"github.com/kstep-dev/kstep/cluster/pki"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 )
@@ -409,4 +411,123 @@ func TestErrorsQuoteExcerpts(t *testing.T) {
 			t.Fatalf("a %d-byte warning: %.200s", len(w), w)
 		}
 	}
+}
+
+// The findings of issue 56, each a case so it cannot come back: dryRun
+// values other than All and an eviction whose query and body disagree are
+// refused and write nothing; hand-made continue tokens (the key /registry/
+// itself, a climb out of the prefix) are 400 and a list answers at its
+// usual speed; 10,000 distinct unserved paths leave /metrics' series as
+// they were.
+func TestHostileIssue56(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxT(t)
+	cms := e.api.URL + "/api/v1/namespaces/default/configmaps"
+	if _, err := e.cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cs.CoreV1().Pods("default").Create(ctx, testPod("p"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, method, url, body string
+		code                    int32
+	}{
+		{"dryRun other than All on create", "POST", cms + "?dryRun=Some", `{"metadata":{"name":"y"}}`, 422},
+		{"empty dryRun on create", "POST", cms + "?dryRun=", `{"metadata":{"name":"y"}}`, 422},
+		{"dryRun other than All on patch", "PATCH", cms + "/x?dryRun=All&dryRun=x", `{"data":{"a":"b"}}`, 422},
+		{"dryRun other than All in DeleteOptions", "DELETE", cms + "/x", `{"dryRun":["` + strings.Repeat("A", 10000) + `"]}`, 422},
+		{"dryRun other than All in the query of a delete", "DELETE", cms + "/x?dryRun=Nope", ``, 422},
+		{"eviction whose query and body disagree", "POST", e.api.URL + "/api/v1/namespaces/default/pods/p/eviction?dryRun=All",
+			`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p"},"deleteOptions":{"dryRun":["All","All"]}}`, 400},
+		{"eviction with a bad dryRun in its body", "POST", e.api.URL + "/api/v1/namespaces/default/pods/p/eviction",
+			`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p"},"deleteOptions":{"dryRun":["Some"]}}`, 422},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctype := "application/json"
+			if tc.method == "PATCH" {
+				ctype = "application/merge-patch+json"
+			}
+			code, _, body := do(t, http.DefaultClient, tc.method, tc.url, ctype, tc.body)
+			if s := statusOf(t, body); int32(code) != tc.code || s.Code != tc.code || len(body) > 4096 {
+				t.Fatalf("HTTP %d (status %d), want %d: %.300s (%d bytes)", code, s.Code, tc.code, body, len(body))
+			}
+			if keys := e.etcdKeys("/registry/configmaps/default/"); len(keys) != 1 {
+				t.Fatalf("ConfigMaps %v after a refused dry run, want x alone", keys)
+			}
+			if keys := e.etcdKeys("/registry/pods/default/"); len(keys) != 1 {
+				t.Fatalf("pods %v after a refused eviction, want p alone", keys)
+			}
+		})
+	}
+
+	tok := func(start string) string {
+		return base64.RawURLEncoding.EncodeToString([]byte(`{"v":"meta.k8s.io/v1","rv":1,"start":"` + start + `"}`))
+	}
+	for _, tc := range []struct{ name, url string }{
+		{"the old token at /registry/", cms + "?limit=1&continue=1:%2Fregistry%2F"},
+		{"a token at /registry/", cms + "?limit=1&continue=" + tok("/registry/")},
+		{"a token climbing out of its prefix", cms + "?limit=1&continue=" + tok("../../secrets/")},
+		{"a Service list over Secret keys", e.api.URL + "/api/v1/services?limit=1&continue=" + tok("../secrets/")},
+		{"a node list over Lease keys", e.api.URL + "/api/v1/nodes?limit=1&continue=" + tok("../leases/kube-node-lease/")},
+		{"a token at revision 0", cms + "?limit=1&continue=" + base64.RawURLEncoding.EncodeToString([]byte(`{"v":"meta.k8s.io/v1","rv":0,"start":"x"}`))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			code, _, body := do(t, http.DefaultClient, "GET", tc.url, "", "")
+			took := time.Since(start)
+			if code != 400 || statusOf(t, body).Reason != metav1.StatusReasonBadRequest {
+				t.Fatalf("HTTP %d, want 400: %.300s", code, body)
+			}
+			t.Logf("HTTP %d in %v", code, took)
+		})
+	}
+
+	t.Run("10,000 unserved paths", func(t *testing.T) {
+		series := func() int {
+			code, _, body := do(t, http.DefaultClient, "GET", e.api.URL+"/metrics", "", "")
+			if code != 200 {
+				t.Fatalf("/metrics: HTTP %d", code)
+			}
+			n := 0
+			for _, l := range strings.Split(string(body), "\n") {
+				if strings.HasPrefix(l, "apiserver_request_total{") || strings.HasPrefix(l, "apiserver_request_duration_seconds_") {
+					n++
+				}
+			}
+			return n
+		}
+		long := strings.Repeat("n", 20<<10)
+		paths := func(i int) []string {
+			return []string{
+				fmt.Sprintf("/apis/g%d.evil/v1/r%d", i, i),
+				fmt.Sprintf("/api/v1/namespaces/default/r%d", i),
+				fmt.Sprintf("/api/v1/namespaces/default/configmaps/x/sub%d", i),
+				fmt.Sprintf("/apis/metrics.k8s.io/v1beta1/r%d", i),
+				fmt.Sprintf("/apis/apps/v%dbeta0/deployments", i),
+				fmt.Sprintf("/api/v1/r%d%s", i, long[:i%len(long)]),
+			}
+		}
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+		hit := func(i int) {
+			for j, p := range paths(i) {
+				method := []string{"GET", "POST", "DELETE"}[(i+j)%3]
+				if code, _, _ := do(t, client, method, e.api.URL+p, "application/json", "{}"); code != 404 && code != 405 {
+					t.Fatalf("%s %.100s: HTTP %d, want 404", method, p, code)
+				}
+			}
+		}
+		for i := range 6 { // every label combination the paths make
+			hit(i)
+		}
+		before := series()
+		for i := 6; i < 6+10000/6; i++ {
+			hit(i)
+		}
+		after := series()
+		t.Logf("/metrics apiserver_request_* series: %d before, %d after %d unserved paths", before, after, 6*(10000/6))
+		if after != before {
+			t.Fatalf("/metrics grew from %d to %d series", before, after)
+		}
+	})
 }

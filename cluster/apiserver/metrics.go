@@ -76,9 +76,12 @@ func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return http.NewResponseController(r.ResponseWriter).Hijack()
 }
 
+// observe records a request. ri holds only served names (serveResource)
+// and a verb of parseRequestInfo's few; the code is an HTTP status, one of
+// at most 500.
 func (m *metrics) observe(ri *requestInfo, code int, start time.Time) {
 	verb := ri.Verb
-	m.requests.WithLabelValues(verb, ri.Group, ri.Resource, ri.Subresource, strconv.Itoa(code)).Inc()
+	m.requests.WithLabelValues(verb, ri.Group, ri.Resource, ri.Subresource, codeLabel(code)).Inc()
 	if verb != "watch" {
 		m.latency.WithLabelValues(verb, ri.Group, ri.Resource, ri.Subresource).Observe(time.Since(start).Seconds())
 	}
@@ -92,4 +95,13 @@ func inflightKind(verb string) string {
 		return "watch"
 	}
 	return "mutating"
+}
+
+// codeLabel is a response code as a label: an HTTP status (100-599; a
+// proxied kubelet's answer is passed on as it came), anything else "0".
+func codeLabel(code int) string {
+	if code < 100 || code > 599 {
+		return "0"
+	}
+	return strconv.Itoa(code)
 }

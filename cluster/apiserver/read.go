@@ -108,7 +108,7 @@ func (q *request) list() error {
 	}
 	switch {
 	case p.cont != "":
-		tok, err := parseContinue(p.cont)
+		tok, err := parseContinue(p.cont, q.storageResource().prefix(p.filter.Namespace))
 		if err != nil {
 			return err
 		}
@@ -202,7 +202,9 @@ func (q *request) listEtcd(p *listParams, out output, rev int64, start string) e
 			objs = append(objs, q.fromStorage(obj))
 			if p.limit > 0 && int64(len(objs)) == p.limit {
 				if i < len(res.KVs)-1 || res.More {
-					cont = continueToken{RV: rev, Start: kv.Key + "\x00"}.String()
+					if cont, err = (continueToken{RV: rev, Start: kv.Key + "\x00"}).encode(prefix); err != nil {
+						return apierrors.NewInternalError(err)
+					}
 				}
 				return q.writeObjects(out, objs, itoa(rev), cont)
 			}

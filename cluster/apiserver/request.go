@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	apistorage "k8s.io/apiserver/pkg/storage"
 )
 
 // requestInfo is what the URL of a resource request says.
@@ -204,29 +204,37 @@ func parseRV(s string) (int64, error) {
 	return n, nil
 }
 
-// continueToken is the opaque continue of a paginated list: the revision
-// the first page was read at and the key after which the next page starts.
+// continueToken is the continue of a paginated list: the revision the
+// first page was read at and the key after which the next page starts.
+// Its text is upstream's (k8s.io/apiserver/pkg/storage): base64 of
+// {"v","rv","start"} with start relative to the list's prefix, so a token
+// cannot start a list outside its own prefix.
 type continueToken struct {
-	RV    int64  `json:"rv"`
-	Start string `json:"start"`
+	RV    int64
+	Start string
 }
 
-func (t continueToken) String() string {
-	return fmt.Sprintf("%d:%s", t.RV, url.QueryEscape(t.Start))
+// encode writes the token of a list over prefix.
+func (t continueToken) encode(prefix string) (string, error) {
+	return apistorage.EncodeContinue(t.Start, prefix, t.RV)
 }
 
-func parseContinue(s string) (continueToken, error) {
-	rv, key, ok := strings.Cut(s, ":")
-	if !ok {
-		return continueToken{}, badRequest("invalid continue token %q", s)
+// parseContinue reads the continue of a list over prefix (which ends in
+// "/"): any token upstream's decoder refuses (not base64 JSON, another
+// version, an empty or unclean start such as "../", a revision below 1)
+// is a 400; an accepted one starts strictly inside prefix.
+func parseContinue(s, prefix string) (continueToken, error) {
+	start, rv, err := apistorage.DecodeContinue(s, prefix)
+	switch {
+	case err != nil:
+	case rv < 1:
+		err = apistorage.ErrInvalidStartRV
+	case start == prefix:
+		// "/" cleans to the prefix itself: no page ever ends there.
+		err = apistorage.ErrEmptyStartKey
 	}
-	n, err := strconv.ParseInt(rv, 10, 64)
 	if err != nil {
-		return continueToken{}, badRequest("invalid continue token %q", s)
+		return continueToken{}, badRequest("invalid continue token %q: %v", excerpt(s, maxQuotedRun), err)
 	}
-	start, err := url.QueryUnescape(key)
-	if err != nil || !strings.HasPrefix(start, "/registry/") {
-		return continueToken{}, badRequest("invalid continue token %q", s)
-	}
-	return continueToken{RV: n, Start: start}, nil
+	return continueToken{RV: rv, Start: start}, nil
 }

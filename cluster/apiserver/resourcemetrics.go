@@ -57,10 +57,13 @@ func metricsAPIResources() []metav1.APIResource {
 	}
 }
 
+// metricsResources are the resources metrics.k8s.io serves.
+var metricsResources = map[string]bool{"pods": true, "nodes": true}
+
 // serveResourceMetrics serves /apis/metrics.k8s.io/v1beta1/...
 func (s *Server) serveResourceMetrics(w http.ResponseWriter, r *http.Request, ri *requestInfo) {
 	gr := metricsGV.WithResource(ri.Resource).GroupResource()
-	if (ri.Resource != "pods" && ri.Resource != "nodes") || ri.Subresource != "" || (ri.Resource == "nodes" && ri.Namespace != "") {
+	if !metricsResources[ri.Resource] || ri.Subresource != "" || (ri.Resource == "nodes" && ri.Namespace != "") {
 		writeError(w, notFoundPath(r.URL.Path))
 		return
 	}

@@ -46,7 +46,7 @@ func (q *request) toStorage(obj runtime.Object) runtime.Object {
 func (q *request) admit(op Operation, sub string, obj, old runtime.Object) error {
 	m := objectMeta(obj)
 	req := &AdmissionRequest{Operation: op, Resource: q.res.gvr, Subresource: sub,
-		Namespace: m.Namespace, Name: m.Name, User: q.user, Object: obj, OldObject: old, DryRun: q.dryRun()}
+		Namespace: m.Namespace, Name: m.Name, User: q.user, Object: obj, OldObject: old, DryRun: q.dry()}
 	for _, a := range q.s.chain.Mutating {
 		if err := a.Admit(q.ctx(), req); err != nil {
 			return err
@@ -122,10 +122,10 @@ func (q *request) createObject(obj runtime.Object, track bool) error {
 	}
 	// ResourceQuota is the last validating step: the quotas are charged
 	// before the write (a dry run's are only checked).
-	if err := q.s.quota.admit(q.ctx(), q.res, obj, q.dryRun()); err != nil {
+	if err := q.s.quota.admit(q.ctx(), q.res, obj, q.dry()); err != nil {
 		return err
 	}
-	if q.dryRun() {
+	if q.dry() {
 		q.s.writeObject(q.w, q.r, http.StatusCreated, q.res, obj)
 		return nil
 	}
@@ -229,7 +229,7 @@ func (q *request) mutate(name, sub string, fn func(cur runtime.Object) (runtime.
 		if semanticallyEqual(obj, old) && managedFieldsEqual(objectMeta(obj).ManagedFields, objectMeta(old).ManagedFields) {
 			return q.fromStorage(old), nil
 		}
-		if q.dryRun() {
+		if q.dry() {
 			return q.fromStorage(obj), nil
 		}
 		encode := func() ([]byte, error) { return encodeStored(sr, obj) }
@@ -312,7 +312,7 @@ func gracefulPending(obj runtime.Object) bool {
 
 func (q *request) deleteNow(key string, obj runtime.Object, rev int64) (runtime.Object, error) {
 	m := objectMeta(obj)
-	if q.dryRun() {
+	if q.dry() {
 		return q.fromStorage(obj), nil
 	}
 	// A Service's cluster IP goes with it, in the same transaction.
@@ -409,6 +409,15 @@ func (q *request) deleteOptions() (*metav1.DeleteOptions, error) {
 			}
 		}
 	}
+	// The body's dryRun counts when the query has none (kubectl's
+	// --dry-run=server sends it in the body).
+	if err := validDryRun("DeleteOptions", opts.DryRun); err != nil {
+		return nil, err
+	}
+	if len(q.dryRun) == 0 {
+		q.dryRun = opts.DryRun
+	}
+	opts.DryRun = q.dryRun
 	query := q.r.URL.Query()
 	if s := query.Get("gracePeriodSeconds"); s != "" {
 		n, err := parseRV(s)
@@ -492,7 +501,7 @@ func (q *request) deleteOne(name string, opts *metav1.DeleteOptions) (runtime.Ob
 			}
 			return obj, false, err
 		}
-		if semanticallyEqual(marked, cur) || q.dryRun() {
+		if semanticallyEqual(marked, cur) || q.dry() {
 			return q.fromStorage(marked), true, nil
 		}
 		val, err := encodeStored(sr, marked)
@@ -607,7 +616,7 @@ func (q *request) deleteCollection() error {
 		m := objectMeta(obj)
 		sub := *q.ri
 		sub.Namespace = m.Namespace
-		one := &request{s: q.s, w: q.w, r: q.r, ri: &sub, res: q.res, user: q.user}
+		one := &request{s: q.s, w: q.w, r: q.r, ri: &sub, res: q.res, user: q.user, dryRun: q.dryRun}
 		out, _, err := one.deleteOne(m.Name, opts)
 		if apierrors.IsNotFound(err) {
 			continue
