@@ -45,6 +45,7 @@ var dryRunFixtures = map[string]dryRunFixture{
 	"secrets":                                {object: `{"data":{"a":"Yg=="}}`, status: ""},
 	"serviceaccounts":                        {object: `{}`, status: ""},
 	"leases.coordination.k8s.io":             {object: `{"spec":{"holderIdentity":"fx"}}`, status: ""},
+	"priorityclasses.scheduling.k8s.io":      {object: `{"value":1000,"description":"fx"}`, status: ""},
 	"replicationcontrollers":                 {object: `{"spec":{"replicas":1,"selector":{"app":"fx"},"template":{"metadata":{"labels":{"app":"fx"}},"spec":{"containers":[{"name":"app","image":"registry.kstep.local/app:v1"}]}}}}`, status: `{"status":{"observedGeneration":1}}`},
 	"replicasets.apps":                       {object: `{"spec":{"replicas":1,"selector":{"matchLabels":{"app":"fx"}},"template":{"metadata":{"labels":{"app":"fx"}},"spec":{"containers":[{"name":"app","image":"registry.kstep.local/app:v1"}]}}}}`, status: `{"status":{"observedGeneration":1}}`},
 	"deployments.apps":                       {object: `{"spec":{"replicas":1,"selector":{"matchLabels":{"app":"fx"}},"template":{"metadata":{"labels":{"app":"fx"}},"spec":{"containers":[{"name":"app","image":"registry.kstep.local/app:v1"}]}}}}`, status: `{"status":{"observedGeneration":1}}`},
