@@ -48,7 +48,13 @@ func checkActorProcs(t *testing.T, p provider.Provider, want int) {
 			}
 			body = b
 		case provider.RoleEtcd, provider.RoleControllerManager, provider.RoleScheduler, provider.RoleHollowNodes, provider.RoleNode:
-			b, err := getBody(ctx, admin, strings.TrimSuffix(a.Endpoint, "/")+"/metrics")
+			url := strings.TrimSuffix(a.Endpoint, "/") + "/metrics"
+			if a.MetricsURL != "" {
+				// An etcd member's plain metrics URL: its client URL
+				// takes only etcd's own certificates.
+				url = a.MetricsURL
+			}
+			b, err := getBody(ctx, admin, url)
 			if err != nil {
 				t.Errorf("%s: %v", a.Name, err)
 				continue
