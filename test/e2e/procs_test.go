@@ -52,7 +52,7 @@ func checkActorProcs(t *testing.T, p provider.Provider, want int) {
 			if a.MetricsURL != "" {
 				// An etcd member's plain metrics URL: its client URL
 				// takes only etcd's own certificates.
-				url = a.MetricsURL
+				url = strings.TrimSuffix(a.MetricsURL, "/") + "/metrics"
 			}
 			b, err := getBody(ctx, admin, url)
 			if err != nil {
