@@ -25,7 +25,13 @@ import (
 // vector has no series before its first use).
 func metric(t *testing.T, url, name string) float64 {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
+	return metricVia(t, http.DefaultClient, url, name)
+}
+
+// metricVia is metric through hc (a TLS or HTTP/2 client).
+func metricVia(t *testing.T, hc *http.Client, url, name string) float64 {
+	t.Helper()
+	resp, err := hc.Get(url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,11 @@
 package apiserver_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -229,24 +227,7 @@ func TestWatchTimeoutEndsCleanly(t *testing.T) {
 // from pr's /metrics.
 func registeredWatchers(t *testing.T, hc *http.Client, pr proto) float64 {
 	t.Helper()
-	resp, err := hc.Get(pr.url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	const name = `apiserver_registered_watchers{resource="configmaps"}`
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, name+" ") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, name)), 64)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			return v
-		}
-	}
-	return 0
+	return metricVia(t, hc, pr.url, `apiserver_registered_watchers{resource="configmaps"}`)
 }
 
 // A client that stops reading while events are queued for it is still cut
