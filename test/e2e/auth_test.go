@@ -64,6 +64,7 @@ roleRef:
 // token user with a narrow Role, as a running hollow node's kubelet, and
 // anonymously; and checks the node rules with client-go too.
 func TestAuthWithKubectl(t *testing.T) {
+	inLane(t, hollowProcs)
 	kpath := kubectlPath(t)
 	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
 	cfg.Binary = binary(t)

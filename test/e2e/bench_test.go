@@ -50,8 +50,10 @@ func TestBenchQuickCausal(t *testing.T) { benchQuickCausal(t, 1) }
 func TestBenchQuickCausalSet(t *testing.T) { benchQuickCausal(t, 3) }
 
 func benchQuickCausal(t *testing.T, repeat int) {
+	t.Parallel()
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
+			inLane(t, providerLane(prov, true))
 			if prov == "docker" {
 				needDocker(t)
 			}

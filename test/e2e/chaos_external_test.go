@@ -27,6 +27,7 @@ import (
 // and passes the ci gate with both measured and no ReplicaSet over its
 // replicas.
 func TestChaosExternal(t *testing.T) {
+	inLane(t, hollowProcs)
 	kc, _ := upCLI(t, "--etcd-members", "1", "--hollow-nodes", "3")
 	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
 	if err != nil {

@@ -42,8 +42,10 @@ func runChaosIn(t *testing.T, out string, timeout time.Duration, args ...string)
 // another under a small load, and the ci gate (generous times, every
 // invariant at 0) passes. The times are logged, never asserted.
 func TestChaosSmoke(t *testing.T) {
+	t.Parallel()
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
+			inLane(t, providerLane(prov, true))
 			if prov == "docker" {
 				needDocker(t)
 			}
@@ -102,8 +104,10 @@ func TestChaosSmoke(t *testing.T) {
 // node, controller-manager and scheduler fails over to the other apiserver:
 // no node goes NotReady, no pod is evicted, no write is lost.
 func TestAPIServerDeadCostsNoNode(t *testing.T) {
+	t.Parallel()
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
+			inLane(t, providerLane(prov, true))
 			if prov == "docker" {
 				needDocker(t)
 			}
@@ -148,8 +152,10 @@ func TestAPIServerDeadCostsNoNode(t *testing.T) {
 // is a 507 carrying etcd's message, no pod is evicted, nothing
 // acknowledged is lost, the members' hashes agree, writes come back.
 func TestNoSpaceEvictsNothing(t *testing.T) {
+	t.Parallel()
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
+			inLane(t, providerLane(prov, true))
 			if prov == "docker" {
 				needDocker(t)
 			}
@@ -241,8 +247,10 @@ func checkCorrectnessFigures(t *testing.T, rep *chaos.Report) {
 // stream must break watch-reliable, and kstep chaos exits 1 naming both,
 // on every provider.
 func TestChaosNegativeControls(t *testing.T) {
+	t.Parallel()
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
+			inLane(t, providerLane(prov, false))
 			if prov == "docker" {
 				needDocker(t)
 			}
@@ -300,6 +308,7 @@ func negativeControls(t *testing.T, prov string) {
 // controller's expectations switched off by a failpoint, it creates more
 // pods than replicas, and kstep chaos exits 1 naming that invariant.
 func TestChaosGateFails(t *testing.T) {
+	inLane(t, hollowProcs)
 	code, out, rep := runChaos(t, 6*time.Minute, "--scenario", filepath.Join("testdata", "chaos-broken-rs.yaml"),
 		"--gate", filepath.Join("testdata", "chaos-invariants-gate.yaml"), "--provider", "process")
 	if code != 1 {
@@ -325,6 +334,7 @@ func TestChaosGateFails(t *testing.T) {
 // kubelet failpoint stops every running container once (the kubelet
 // restarts them), and kstep chaos exits 1 naming that invariant.
 func TestChaosRunningPodsFails(t *testing.T) {
+	inLane(t, realNodes)
 	needRealNodes(t, "process")
 	code, out, rep := runChaos(t, 8*time.Minute, "--scenario", filepath.Join("testdata", "chaos-restarted-containers.yaml"),
 		"--gate", filepath.Join("testdata", "chaos-invariants-gate.yaml"), "--provider", "process")

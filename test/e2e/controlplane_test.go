@@ -92,6 +92,7 @@ func allBound(pods []corev1.Pod) bool {
 }
 
 func TestReplicaSetsOnTheControlPlane(t *testing.T) {
+	inLane(t, hollowProcs)
 	p, cs, _ := controlPlane(t, 5)
 	ctx := context.Background()
 	rss := cs.AppsV1().ReplicaSets("default")
@@ -171,6 +172,7 @@ func leaseHolder(cs kubernetes.Interface, name string) string {
 // SIGKILL the leading controller-manager while a ReplicaSet scales up, and
 // the leading scheduler while pods are pending: the standbys finish the work.
 func TestLeaderFailover(t *testing.T) {
+	inLane(t, hollowProcs)
 	p, cs, _ := controlPlane(t, 3)
 	ctx := context.Background()
 	waitFor(t, "a controller-manager leader", 30*time.Second, func() bool { return leaseHolder(cs, "kstep-controller-manager") != "" })
@@ -225,6 +227,7 @@ func TestLeaderFailover(t *testing.T) {
 // within the grace period; its pods are evicted after the toleration and
 // come back Ready elsewhere.
 func TestNodeLifecycle(t *testing.T) {
+	inLane(t, hollowProcs)
 	_, cs, nodes := controlPlane(t, 3)
 	ctx := context.Background()
 	if _, err := cs.AppsV1().ReplicaSets("default").Create(ctx, rsOf("nl", 9, ""), metav1.CreateOptions{}); err != nil {

@@ -97,6 +97,7 @@ func (c *podCounter) apply(ev watch.Event) {
 // at any moment a watcher observes; rollout undo returns to v1; the
 // Service's endpoints list exactly the Ready pods.
 func TestDeploymentRollout(t *testing.T) {
+	inLane(t, hollowProcs)
 	p, cs, _ := controlPlane(t, 4)
 	k := kubectl{t: t, path: kubectlPath(t), conf: p.Kubeconfig()}
 	dir := t.TempDir()

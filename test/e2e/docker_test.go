@@ -57,6 +57,7 @@ func nodeReady(n *corev1.Node) corev1.ConditionStatus {
 // The docker provider: every actor its own container; real nodes run pods
 // in nested containerd; a node container stopped is a node lost.
 func TestDockerProvider(t *testing.T) {
+	inLane(t, containers)
 	bin := binary(t)
 	needDocker(t)
 	if err := docker.CanRunRealNodes(provider.Spec{Binary: bin}); err != nil {

@@ -34,6 +34,7 @@ import (
 // Off, no kubelet Event exists and run.json says so; the report's writes
 // per pod show the difference.
 func TestHollowStartedEvents(t *testing.T) {
+	inLane(t, realNodes)
 	var perPod [2]string
 	for i, on := range []bool{true, false} {
 		name := map[bool]string{true: "on", false: "off"}[on]

@@ -37,6 +37,7 @@ import (
 // is compared with a process run of the same profile with the outside
 // view (crossViewCompare).
 func TestBenchExternal(t *testing.T) {
+	inLane(t, hollowProcs)
 	bin := binary(t)
 	kc, _ := upCLI(t, "--profile", filepath.Join("testdata", "cross-view.yaml"))
 	cfg, err := clientcmd.BuildConfigFromFlags("", kc)

@@ -17,6 +17,7 @@ import (
 // next starts, the curve and the answer are in run.json, the report and
 // metrics.prom, and the costs per pod divide by every step's pods.
 func TestBenchFindMax(t *testing.T) {
+	inLane(t, hollowProcs)
 	out := filepath.Join(t.TempDir(), "fm")
 	prof := filepath.Join(repoRoot(t), "bench", "profiles", "small.yaml")
 	start := time.Now()

@@ -16,6 +16,7 @@ import (
 // watch each), 2 controller-managers, 2 schedulers, 2 apiservers, 3 etcd;
 // 20 ReplicaSets of 100 become 2,000 Ready pods with IPs.
 func TestHollowNodesEndToEnd(t *testing.T) {
+	inLane(t, hollowProcs)
 	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
 	cfg.Binary = binary(t)
 	cfg.StateDir = t.TempDir()

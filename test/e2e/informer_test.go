@@ -20,6 +20,7 @@ import (
 // exactly once, in resourceVersion order, across a SIGKILL and restart of
 // apiserver 1.
 func TestInformerAcrossAPIServerRestart(t *testing.T) {
+	inLane(t, hollowProcs)
 	p := upProvider(t, 2)
 	conf := p.Kubeconfig()
 	writer := clientFor(t, conf, "kstep")

@@ -103,6 +103,7 @@ func (k kubectl) try(args ...string) (string, error) {
 }
 
 func TestKubectl(t *testing.T) {
+	inLane(t, hollowProcs)
 	path := kubectlPath(t)
 	conf, _ := upCLI(t)
 	k := kubectl{t: t, path: path, conf: conf}
@@ -228,6 +229,7 @@ func TestKubectl(t *testing.T) {
 // then, loosened, allows it; the node ends cordoned and empty of the
 // budget's pods, which run again on the other node.
 func TestKubectlDrain(t *testing.T) {
+	inLane(t, hollowProcs)
 	path := kubectlPath(t)
 	conf, _ := upCLI(t, "--hollow-nodes", "2")
 	k := kubectl{t: t, path: path, conf: conf}
@@ -316,6 +318,7 @@ spec:
 // the manager and the field) until --force-conflicts takes it over; the
 // managed fields say who owns what.
 func TestKubectlServerSideApply(t *testing.T) {
+	inLane(t, hollowProcs)
 	path := kubectlPath(t)
 	conf, _ := upCLI(t, "--hollow-nodes", "1")
 	k := kubectl{t: t, path: path, conf: conf}

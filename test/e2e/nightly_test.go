@@ -100,6 +100,7 @@ func runCompareCLI(t *testing.T, base, cur string) (int, string, *results.Compar
 // by a failpoint are, with ⑤ named at p < 0.05 (exit 1); a run of another
 // profile is refused (exit 2).
 func TestNightlyCompareSets(t *testing.T) {
+	inLane(t, hollowProcs)
 	dir := t.TempDir()
 	small := filepath.Join(repoRoot(t), "bench", "profiles", "small.yaml")
 	bench := func(out string, args ...string) {

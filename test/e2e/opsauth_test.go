@@ -28,6 +28,7 @@ import (
 // and pprof but not the control (403), and give the admin (the harness's
 // identity: chaos stops hollow kubelets with it) everything.
 func TestOpsPortsAuth(t *testing.T) {
+	inLane(t, hollowProcs)
 	cfg := provider.Spec{Topology: provider.DefaultTopology(), ReadyTimeout: time.Minute, StopGrace: 10 * time.Second}
 	cfg.Binary = binary(t)
 	cfg.StateDir = t.TempDir()

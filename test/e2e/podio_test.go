@@ -251,8 +251,10 @@ func checkPodIO(t *testing.T, kubeconfig, node string) {
 // providers (in a docker cluster the apiserver reaches the hollow-nodes
 // container's kubelet server on the cluster's network).
 func TestHollowPodIO(t *testing.T) {
+	t.Parallel()
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
+			inLane(t, providerLane(prov, false))
 			if prov == "docker" {
 				needDocker(t)
 			}

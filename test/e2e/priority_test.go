@@ -42,6 +42,7 @@ spec:
 // hand-set priority and a second global default, and a ReplicaSet's pods
 // (no class) get the global default and still run.
 func TestKubectlPriority(t *testing.T) {
+	inLane(t, hollowProcs)
 	path := kubectlPath(t)
 	conf, _ := upCLI(t, "--hollow-nodes", "1")
 	k := kubectl{t: t, path: path, conf: conf}

@@ -39,9 +39,11 @@ spec:
 // kubeconfig: exactly 10 admitted. On the process provider, and on the
 // docker provider when a Docker daemon answers.
 func TestResourceQuota(t *testing.T) {
+	t.Parallel()
 	path := kubectlPath(t)
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
+			inLane(t, providerLane(prov, false))
 			conf := ""
 			if prov == "docker" {
 				// The provider library rather than kstep up: building the

@@ -94,6 +94,7 @@ func listRuntime(dir string, all bool) (sandboxes, containers []string, err erro
 
 // Real nodes: containerd + runc + CNI + kstep's kubelet, under kstep up.
 func TestRealNodes(t *testing.T) {
+	inLane(t, realNodes)
 	bin := binary(t)
 	if os.Geteuid() != 0 {
 		t.Skip("real nodes need root")

@@ -33,8 +33,10 @@ import (
 // ReplicationControllers, the garbage collector through an ownership ring,
 // and EndpointSlices of a 250-pod Service following readiness.
 func TestWhatRealToolsExpect(t *testing.T) {
+	t.Parallel()
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
+			inLane(t, providerLane(prov, false))
 			bin := binary(t)
 			kc := kubectlPath(t)
 			if prov == "docker" {

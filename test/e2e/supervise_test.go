@@ -16,8 +16,10 @@ import (
 // supervise` (left behind by up -d), docker's restart policy. kstep down
 // stops the supervisor too: nothing is restarted after it.
 func TestSupervisedAPIServerComesBack(t *testing.T) {
+	t.Parallel()
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
+			inLane(t, providerLane(prov, false))
 			if prov == "docker" {
 				needDocker(t)
 			}
