@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/kstep-dev/kstep/internal/testenv"
 )
@@ -46,9 +47,11 @@ func inLane(t *testing.T, l lane) {
 	t.Helper()
 	testenv.Tier(t) // a test of another tier skips before it waits
 	t.Parallel()
+	start := time.Now()
 	lanes[l] <- struct{}{}
 	clusterCap <- struct{}{}
-	t.Logf("lane: %s", laneNames[l])
+	// The test's time in go test's output includes this wait.
+	t.Logf("lane: %s (waited %s)", laneNames[l], time.Since(start).Round(time.Second))
 	t.Cleanup(func() {
 		<-clusterCap
 		<-lanes[l]
