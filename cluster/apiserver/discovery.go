@@ -152,6 +152,7 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 	if gv == metricsGV {
 		out.APIResources = append(out.APIResources, metricsAPIResources()...)
 	}
+	out.APIResources = append(out.APIResources, reviewResources[gv]...)
 	return out
 }
 

@@ -59,13 +59,16 @@ func user(name string) rbacv1.Subject {
 // upstream's system:node role, which the node authorizer applies
 // (node_authz.go). A kubelet authorizes the requests to its server by
 // asking a SubjectAccessReview.
-var nodeRules = []rbacv1.PolicyRule{reviewRule}
+var nodeRules = []rbacv1.PolicyRule{reviewRule, tokenReviewRule}
 
 // reviewRule lets an actor authorize the callers of its ops port
 // (cluster/opsserver) by SubjectAccessReview, as upstream's
-// system:kube-controller-manager and system:kube-scheduler may (they also
-// create tokenreviews, which kstep does not serve).
-var reviewRule = rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews")
+// system:kube-controller-manager and system:kube-scheduler may; with
+// tokenReviewRule, what upstream's system:auth-delegator grants.
+var (
+	reviewRule      = rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews")
+	tokenReviewRule = rule([]string{"create"}, []string{"authentication.k8s.io"}, "tokenreviews")
+)
 
 // kubeletAPIAdmin is upstream's system:kubelet-api-admin: the whole
 // kubelet API, which the apiserver's kubelet client needs for logs, exec,
@@ -94,7 +97,7 @@ func bootstrapPolicy() []runtime.Object {
 			rule([]string{"create"}, apps, "replicasets", "deployments"),
 			rule([]string{"create"}, discovery, "endpointslices"),
 			rule(readWrite, coord, "leases"),
-			eventWrite, reviewRule),
+			eventWrite, reviewRule, tokenReviewRule),
 		// The scheduler: watches nodes and pods, binds, writes the
 		// PodScheduled condition, leads through a Lease.
 		clusterRole("system:kube-scheduler",
@@ -105,8 +108,9 @@ func bootstrapPolicy() []runtime.Object {
 			rule([]string{"patch", "update"}, core, "pods/status"),
 			rule([]string{"delete"}, core, "pods"),
 			rule(readWrite, coord, "leases"),
-			eventWrite, reviewRule),
+			eventWrite, reviewRule, tokenReviewRule),
 		clusterRole("system:node", nodeRules...),
+		clusterRole("system:auth-delegator", reviewRule, tokenReviewRule),
 		clusterRole(kubeletAPIAdmin,
 			rule(read, core, "nodes"),
 			rule([]string{"proxy"}, core, "nodes"),

@@ -26,6 +26,8 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -163,6 +165,11 @@ func New(opts Options, cli *clientv3.Client, log *slog.Logger) (*Server, error) 
 	}
 	s.openapi = spec
 	s.groups = append(s.groups, metricsGV)
+	for _, gv := range []schema.GroupVersion{authenticationv1.SchemeGroupVersion, authorizationv1.SchemeGroupVersion} {
+		if !containsGV(s.groups, gv) {
+			s.groups = append(s.groups, gv)
+		}
+	}
 	if s.kubelets, err = newKubeletClient(opts); err != nil {
 		_ = s.tracer.Close()
 		return nil, err
@@ -495,6 +502,16 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	case subjectAccessReviewPath:
 		s.serveSubjectAccessReview(w, r)
+		return
+	case selfSubjectRulesReviewPath:
+		s.serveSelfSubjectRulesReview(w, r)
+		return
+	case tokenReviewPath:
+		s.serveTokenReview(w, r)
+		return
+	}
+	if ns, ok := localSubjectAccessReviewNamespace(r.URL.Path); ok {
+		s.serveLocalSubjectAccessReview(w, r, ns)
 		return
 	}
 	path := strings.Trim(r.URL.Path, "/")
