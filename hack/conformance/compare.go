@@ -218,3 +218,36 @@ func (v Verdict) Outcomes(w io.Writer) {
 }
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
+
+// Draft writes, in the list's format, the entries a run would add to the
+// known-failures list: its failed-new specs, grouped under the first line
+// of their failure (a reason to rewrite into why kstep fails them before
+// the list is committed).
+func (v Verdict) Draft(w io.Writer) {
+	byFirst := map[string][]string{}
+	var firsts []string
+	for _, s := range v.Specs {
+		if s.Outcome != FailedNew {
+			continue
+		}
+		first, _, _ := strings.Cut(s.Failure, "\n")
+		first = strings.TrimSpace(first)
+		if first == "" {
+			first = "(no failure message)"
+		}
+		if byFirst[first] == nil {
+			firsts = append(firsts, first)
+		}
+		byFirst[first] = append(byFirst[first], s.Name)
+	}
+	sort.Strings(firsts)
+	for i, f := range firsts {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "## %s\n", f)
+		for _, name := range byFirst[f] {
+			fmt.Fprintln(w, name)
+		}
+	}
+}

@@ -205,3 +205,39 @@ func TestSkipRegexp(t *testing.T) {
 		t.Errorf("an unbalanced bracket: %v, want an error naming line 3", err)
 	}
 }
+
+func TestDraft(t *testing.T) {
+	reports := roundTrip(t, []types.Report{{SpecReports: []types.SpecReport{
+		spec("[sig-apps] B", "fails [Conformance]", types.SpecStateFailed),
+		spec("[sig-apps] A", "fails [Conformance]", types.SpecStateFailed),
+		spec("[sig-apps] C", "passes [Conformance]", types.SpecStatePassed),
+		spec("[sig-apps] D", "is known [Conformance]", types.SpecStateFailed),
+		{ContainerHierarchyTexts: []string{"[sig-auth] E"}, LeafNodeType: types.NodeTypeIt, LeafNodeText: "times out [Conformance]", State: types.SpecStateTimedout,
+			Failure: types.Failure{Message: "the server could not find the requested resource"}},
+	}}})
+	known, err := ReadList("k", strings.NewReader("## r\n[sig-apps] D is known [Conformance]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	Compare(reports, known).Draft(&out)
+	want := `## Expected
+[sig-apps] A fails [Conformance]
+[sig-apps] B fails [Conformance]
+
+## the server could not find the requested resource
+[sig-auth] E times out [Conformance]
+`
+	if out.String() != want {
+		t.Errorf("draft:\n%s\nwant:\n%s", out.String(), want)
+	}
+	// A draft is a list: it parses, and as the known list it leaves no
+	// failed-new spec.
+	entries, err := ReadList("draft", strings.NewReader(out.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := Compare(reports, append(known, entries...)); v.Count(FailedNew) != 0 {
+		t.Errorf("with the draft added, %d failed-new", v.Count(FailedNew))
+	}
+}

@@ -15,6 +15,10 @@
 // list only shrinks) or when the list names a spec the suite does not
 // have; 2 when a list does not parse; 3 when the report holds no verdict
 // (missing, unreadable, or the suite's setup failed before any spec ran).
+// With -draft FILE it also writes the failed-new specs in the list's
+// format, grouped under their failure's first line: the start of a list
+// entry, whose reason a person then writes (why kstep fails the spec: an
+// API it does not serve, a container it does not run).
 //
 // The lists' format (test/conformance/*.txt): a line "## reason" gives
 // the reason of the entries below it, up to the next "## "; every entry
@@ -23,5 +27,5 @@
 // name as ginkgo prints it; an entry of the skip list is a regexp.
 //
 // It owns no part of kstep and must not be imported by it; it reads its
-// inputs and writes its summary, nothing else.
+// inputs and writes its summary and the files its flags name, nothing else.
 package main

@@ -28,6 +28,7 @@ func main() {
 		fs := flag.NewFlagSet("compare", flag.ExitOnError)
 		knownPath := fs.String("known", "test/conformance/known-failures.txt", "the known-failures list")
 		outcomes := fs.String("outcomes", "", "also write every spec's outcome, run time and name to this file")
+		draft := fs.String("draft", "", "also write the failed-new specs to this file in the list's format, grouped under their failure's first line, to be given their reasons and added to the list")
 		_ = fs.Parse(os.Args[2:])
 		if fs.NArg() != 1 {
 			usage()
@@ -58,6 +59,16 @@ func main() {
 				fail(err)
 			}
 		}
+		if *draft != "" {
+			d, err := os.Create(*draft)
+			if err != nil {
+				fail(err)
+			}
+			v.Draft(d)
+			if err := d.Close(); err != nil {
+				fail(err)
+			}
+		}
 		v.Summary(os.Stdout, *knownPath)
 		os.Exit(v.Exit())
 	default:
@@ -80,6 +91,6 @@ func fail(err error) {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: conformance skip [-skips FILE] | conformance compare [-known FILE] [-outcomes FILE] REPORT.json")
+	fmt.Fprintln(os.Stderr, "usage: conformance skip [-skips FILE] | conformance compare [-known FILE] [-outcomes FILE] [-draft FILE] REPORT.json")
 	os.Exit(2)
 }
