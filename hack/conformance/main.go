@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -49,25 +50,11 @@ func main() {
 			os.Exit(3)
 		}
 		v := Compare(reports, known)
-		if *outcomes != "" {
-			o, err := os.Create(*outcomes)
-			if err != nil {
-				fail(err)
-			}
-			v.Outcomes(o)
-			if err := o.Close(); err != nil {
-				fail(err)
-			}
+		if err := writeFile(*outcomes, v.Outcomes); err != nil {
+			fail(err)
 		}
-		if *draft != "" {
-			d, err := os.Create(*draft)
-			if err != nil {
-				fail(err)
-			}
-			v.Draft(d)
-			if err := d.Close(); err != nil {
-				fail(err)
-			}
+		if err := writeFile(*draft, v.Draft); err != nil {
+			fail(err)
 		}
 		v.Summary(os.Stdout, *knownPath)
 		os.Exit(v.Exit())
@@ -83,6 +70,19 @@ func readListFile(path string) ([]Entry, error) {
 	}
 	defer f.Close()
 	return ReadList(path, f)
+}
+
+// writeFile writes path with write, when path is given.
+func writeFile(path string, write func(io.Writer)) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	write(f)
+	return f.Close()
 }
 
 func fail(err error) {
