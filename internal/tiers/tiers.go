@@ -22,10 +22,14 @@ const (
 	Test    = "test"    // make test: every CI run, ≤ 20 minutes on 2 cores
 	Nightly = "nightly" // make nightly
 	Chaos   = "chaos"   // make chaos
+	// Conformance is make conformance: upstream's [Conformance] specs
+	// against the known-failures list (hack/conformance.sh); make nightly
+	// runs it too.
+	Conformance = "conformance"
 )
 
 // Known lists the tiers in the order docs/testing.md presents them.
-var Known = []string{Test, Nightly, Chaos}
+var Known = []string{Test, Nightly, Chaos, Conformance}
 
 // Module is the module whose root holds docs/testing.md.
 const Module = "github.com/kstep-dev/kstep"
