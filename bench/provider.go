@@ -13,8 +13,9 @@ import (
 // ClusterSpec is the cluster a run of prof starts on the named provider
 // (process or docker, already resolved), with its state in state and
 // every actor's step events in traces: the profile's Topology with the
-// flags a bench run adds — only the endpoints writer that stamps ⑧
-// (writersFlag), the lease timing (leaseFlags, upstreamHeartbeat),
+// flags a bench run adds — only the endpoints writer that stamps ⑧ when
+// the profile says stamping (writersFlag), the lease timing
+// (ApplyLeaseTiming),
 // --endpoints-stamp, the hollow kubelets' Events explicit — and no real node the machine cannot
 // run (dropped and said so on logf). It is the one place those flags are
 // decided: Run starts it, and `kstep up --profile` starts the same cluster
@@ -30,8 +31,8 @@ func ClusterSpec(prof *Profile, providerName, binary, state, traces string, logf
 			spec.RealNodes = 0
 		}
 	}
-	// Only the endpoints writer that stamps ⑧ runs, unless the profile
-	// says both (run.json's topology shows the flag).
+	// Only the endpoints writer that stamps ⑧ runs when the profile says
+	// stamping (run.json's topology shows the flag); both by default.
 	if f := prof.writersFlag(); f != "" {
 		spec.ControllerManagerArgs = append([]string{f}, spec.ControllerManagerArgs...)
 	}

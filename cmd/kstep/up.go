@@ -52,7 +52,7 @@ down" stops it.
 
 --profile NAME|FILE starts the cluster "kstep bench --profile NAME" starts
 on the same provider: the profile's cluster block with every flag bench
-adds (one endpoints writer, upstream's lease timing, --endpoints-stamp,
+adds (one endpoints writer if the profile asks for it, upstream's lease timing, --endpoints-stamp,
 the hollow kubelets' Events explicit), each actor's step events in
 <state-dir>/traces (--trace-dir moves them), and no supervisor unless
 --supervise is given (a bench run has none). "kstep bench --provider
