@@ -4,16 +4,22 @@
 // events by UID and computes per-step latency, end to end and throughput,
 // each step beside its documented time scale (package results writes and
 // renders the outcome). RunSet repeats a run N times, each on a fresh
-// cluster, into a set directory (what `kstep compare` judges).
+// cluster, into a set directory (what `kstep compare` judges); RunAB runs
+// two sets, each side's clusters on its own kstep binary, interleaved in
+// ABOrder (A B B A ...), for `kstep bench --ab`.
 //
 // ClusterSpec is the one place the cluster of a run is decided: the
-// profile's Topology plus the flags a bench run adds (one endpoints writer,
-// upstream's lease timing for leader election and the nodes' heartbeat,
+// profile's Topology plus the flags a bench run adds (one endpoints writer
+// when the profile asks for it, upstream's lease timing for leader
+// election and the nodes' heartbeat (ApplyLeaseTiming, which `kstep up`
+// also applies),
 // --endpoints-stamp, the hollow kubelets' Events explicit), with no real
 // node the machine cannot run. Run starts it;
 // `kstep up --profile` starts the same cluster, so that a run through
 // --provider external against it measures what a process run of the
-// profile measures (compare's cross view).
+// profile measures (compare's cross view). NotAsUp lists every setting in
+// which that cluster differs from the one `kstep up` starts with its
+// defaults (run.json's cluster.not_as_up, the report's header).
 //
 // With the external provider (a cluster kstep does not run, external.go)
 // it records the cluster (version, nodes and their kinds), asks the

@@ -38,16 +38,18 @@ type Profile struct {
 	// controller's slice write). Every controller-manager gets it as
 	// --endpoints-stamp; run.json records it.
 	EndpointsStamp string `json:"endpointsStamp,omitempty"`
-	// EndpointsWriters says which of step ⑧'s two writers run:
-	// "stamping" (the default: only the controller that stamps
-	// endpoints.updated; the other writer of the same step is off, its
-	// writes measured by nothing) or "both" (the Endpoints and the
-	// EndpointSlice controllers, as `kstep up` and upstream's
-	// controller-manager run them). A profile whose controllerManagerArgs
-	// set --controllers decides itself.
+	// EndpointsWriters says which of step ⑧'s two writers run: "both"
+	// (the default: the Endpoints and the EndpointSlice controllers, as
+	// `kstep up` and upstream's controller-manager run them) or
+	// "stamping" (only the controller that stamps endpoints.updated; the
+	// other writer of the same step is off, its writes measured by
+	// nothing, and the run's cluster is not the one `kstep up` starts:
+	// NotAsUp lists it). A profile whose controllerManagerArgs set
+	// --controllers decides itself.
 	EndpointsWriters string `json:"endpointsWriters,omitempty"`
 	// LeaseTiming is the timing of every Lease in the cluster: "upstream"
-	// (the default) or "kstep" (what `kstep up` and the chaos engine run).
+	// (the default, and `kstep up`'s) or "kstep" (what the chaos engine
+	// runs, and `kstep up --lease-timing kstep`).
 	// Upstream's: the controller-managers' and schedulers' leader election
 	// at 15 s / 10 s / 2 s, so that a saturated machine's slow renewal
 	// does not move a lease mid-run and disrupt it, and the nodes'
@@ -158,7 +160,7 @@ func (p *Profile) defaults() {
 		p.EndpointsStamp = controller.StampEndpoints
 	}
 	if p.EndpointsWriters == "" {
-		p.EndpointsWriters = WritersStamping
+		p.EndpointsWriters = WritersBoth
 	}
 	if p.LeaseTiming == "" {
 		p.LeaseTiming = LeaseUpstream
@@ -230,7 +232,7 @@ var Builtin = map[string]Profile{
 	// light is the light-load floor: 100 ReplicaSets of one replica, one
 	// every 100 ms, on 50 hollow nodes; the control plane is idle between
 	// them, so its latency is the path's own, nothing queued.
-	"light": asUser(builtin("light", 100, 1, 0, 50, 10, 1, 2*time.Minute)),
+	"light": builtin("light", 100, 1, 0, 50, 10, 1, 2*time.Minute),
 	// saturation offers 2,000 ReplicaSets of one replica as fast as the
 	// load generator sends them (a 5,000/s bucket, 100 deep, and 100
 	// writes in flight: the client is not the limit) to 200 hollow nodes:
@@ -238,16 +240,7 @@ var Builtin = map[string]Profile{
 	// one. With the default 10 in flight, each waiting for its Service's
 	// and its ReplicaSet's creates, the load generator capped it at about
 	// 31 pods/s with the cluster 1.65 of 2 cores busy.
-	"saturation": asUser(inFlight(100, builtin("saturation", 2000, 1, 0, 200, 5000, 100, 10*time.Minute))),
-}
-
-// asUser runs both of step ⑧'s writers, the Endpoints and the
-// EndpointSlice controllers, as `kstep up` and upstream do: light and
-// saturation measure the cluster a user has (hollow-node Events and managed
-// fields are on in every profile).
-func asUser(p Profile) Profile {
-	p.EndpointsWriters = WritersBoth
-	return p
+	"saturation": inFlight(100, builtin("saturation", 2000, 1, 0, 200, 5000, 100, 10*time.Minute)),
 }
 
 // inFlight sets how many of a profile's writes may be in flight at once.

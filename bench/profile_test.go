@@ -111,18 +111,21 @@ func TestProfileEndpointsStamp(t *testing.T) {
 	}
 }
 
-// A bench run runs the endpoints writer that stamps ⑧ and not the other,
-// unless the profile asks for both or sets --controllers itself.
+// A bench run runs both of ⑧'s writers, as kstep up does, unless the
+// profile asks for the stamping one alone (then only the writer that
+// stamps ⑧) or sets --controllers itself.
 func TestProfileEndpointsWriters(t *testing.T) {
 	for _, tc := range []struct {
 		stamp, writers string
 		args           []string
 		want           string
 	}{
-		{"", "", nil, "--controllers=*,-endpointslice,-endpointslicemirroring"},
-		{"endpointslices", "", nil, "--controllers=*,-endpoints"},
+		{"", "", nil, ""},
+		{"endpointslices", "", nil, ""},
+		{"", "stamping", nil, "--controllers=*,-endpointslice,-endpointslicemirroring"},
+		{"endpointslices", "stamping", nil, "--controllers=*,-endpoints"},
 		{"endpoints", "both", nil, ""},
-		{"endpoints", "", []string{"--controllers=*"}, ""},
+		{"endpoints", "stamping", []string{"--controllers=*"}, ""},
 	} {
 		p := builtin("p", 1, 1, 0, 1, 1, 1, time.Minute)
 		p.EndpointsStamp, p.EndpointsWriters = tc.stamp, tc.writers

@@ -13,8 +13,9 @@ import (
 // ClusterSpec is the cluster a run of prof starts on the named provider
 // (process or docker, already resolved), with its state in state and
 // every actor's step events in traces: the profile's Topology with the
-// flags a bench run adds — only the endpoints writer that stamps ⑧
-// (writersFlag), the lease timing (leaseFlags, upstreamHeartbeat),
+// flags a bench run adds — only the endpoints writer that stamps ⑧ when
+// the profile says stamping (writersFlag), the lease timing
+// (ApplyLeaseTiming),
 // --endpoints-stamp, the hollow kubelets' Events explicit — and no real node the machine cannot
 // run (dropped and said so on logf). It is the one place those flags are
 // decided: Run starts it, and `kstep up --profile` starts the same cluster
@@ -30,16 +31,14 @@ func ClusterSpec(prof *Profile, providerName, binary, state, traces string, logf
 			spec.RealNodes = 0
 		}
 	}
-	// Only the endpoints writer that stamps ⑧ runs, unless the profile
-	// says both (run.json's topology shows the flag).
+	// Only the endpoints writer that stamps ⑧ runs when the profile says
+	// stamping (run.json's topology shows the flag); both by default.
 	if f := prof.writersFlag(); f != "" {
 		spec.ControllerManagerArgs = append([]string{f}, spec.ControllerManagerArgs...)
 	}
 	// Upstream's lease timing unless the profile says kstep's: the nodes'
 	// heartbeat on both of its sides, and leader election.
-	prof.upstreamHeartbeat(&spec.Topology)
-	spec.ControllerManagerArgs = append(prof.leaseFlags(spec.ControllerManagerArgs), spec.ControllerManagerArgs...)
-	spec.SchedulerArgs = append(prof.leaseFlags(spec.SchedulerArgs), spec.SchedulerArgs...)
+	ApplyLeaseTiming(prof.LeaseTiming, &spec.Topology)
 	// Whether the hollow kubelets write Events, explicit in run.json.
 	if spec.HollowNodes > 0 {
 		on := spec.HollowEventsOn()
@@ -78,12 +77,30 @@ func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces,
 		run.Runtime = "containerd+hollow"
 	}
 	run.Cluster = results.Cluster{Topology: recorded, NodeKind: kind, Security: spec.Security(),
-		Objects: prof.Job.Count, Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS}
+		Objects: prof.Job.Count, Replicas: int(prof.Job.Object.Replicas), QPS: prof.Job.QPS, NotAsUp: NotAsUp(prof, spec)}
+	for _, d := range run.Cluster.NotAsUp {
+		logf("not as kstep up starts it: %s", d)
+	}
 	p, err := provider.New(ctx, opts.Provider, spec)
 	if err != nil {
 		return spec, nil, err
 	}
 	return spec, p, nil
+}
+
+// ApplyLeaseTiming gives t's actors the lease timing named (LeaseUpstream
+// or LeaseKstep). Upstream's adds, before each actor kind's own flags,
+// leader election at 15 s / 10 s / 2 s on the controller-managers and
+// schedulers and upstream's node heartbeat on the controller-managers and
+// the kubelets (upstreamHeartbeat), each flag unless t's args set it;
+// kstep's adds none: the actors' own defaults, what the chaos engine runs.
+// It is what ClusterSpec gives a profile's cluster and what `kstep up`
+// gives its own (UpLeaseTiming unless --lease-timing says otherwise).
+func ApplyLeaseTiming(timing string, t *provider.Topology) {
+	p := Profile{LeaseTiming: timing}
+	p.upstreamHeartbeat(t)
+	t.ControllerManagerArgs = append(p.leaseFlags(t.ControllerManagerArgs), t.ControllerManagerArgs...)
+	t.SchedulerArgs = append(p.leaseFlags(t.SchedulerArgs), t.SchedulerArgs...)
 }
 
 // upstreamHeartbeat gives t's controller-managers and kubelets (hollow,

@@ -2,14 +2,15 @@ package bench
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
 // ClusterSpec is the cluster a bench run starts (and `kstep up --profile`
-// with it): the profile's topology, the stamp, one endpoints writer and
-// upstream's lease timing (leader election and the nodes' heartbeat, on
+// with it): the profile's topology, the stamp, both endpoints writers (no
+// --controllers) and upstream's lease timing (leader election and the nodes' heartbeat, on
 // the controller-managers and the kubelets) before the profile's own
 // flags, the hollow
 // kubelets' Events explicit, the state and trace directories given; the
@@ -20,7 +21,7 @@ func TestClusterSpec(t *testing.T) {
 	p.Cluster.SchedulerArgs = []string{"--percentage-of-nodes-to-score=50"}
 	spec, recorded := ClusterSpec(&p, provider.Process, "/bin/kstep", "/s", "/s/traces", t.Logf)
 	lease := []string{"--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s", "--leader-elect-retry-period=2s"}
-	wantCM := append(append([]string{"--endpoints-stamp=endpoints"}, lease...), "--node-monitor-grace-period=50s", "--controllers=*,-endpointslice,-endpointslicemirroring", "--concurrent-replicaset-syncs=8")
+	wantCM := append(append([]string{"--endpoints-stamp=endpoints"}, lease...), "--node-monitor-grace-period=50s", "--concurrent-replicaset-syncs=8")
 	if !slices.Equal(spec.ControllerManagerArgs, wantCM) {
 		t.Errorf("controller-manager args %q, want %q", spec.ControllerManagerArgs, wantCM)
 	}
@@ -38,6 +39,31 @@ func TestClusterSpec(t *testing.T) {
 	}
 	if spec.StateDir != "/s" || spec.TraceDir != "/s/traces" || spec.Binary != "/bin/kstep" || spec.Supervise || spec.Detach {
 		t.Errorf("spec %+v: want state /s, traces /s/traces, binary /bin/kstep, no supervisor, not detached", spec)
+	}
+	// Its settings beside kstep up's defaults: no supervisor, the one
+	// kept; a profile that runs kstep's lease timing or the stamping
+	// writer alone adds it.
+	if got := NotAsUp(&p, spec); len(got) != 1 || !strings.HasPrefix(got[0], "supervise: false") {
+		t.Errorf("not as kstep up: %q, want the supervisor alone", got)
+	}
+	k := Builtin["scale"]
+	k.LeaseTiming = LeaseKstep
+	if got := NotAsUp(&k, spec); len(got) != 2 || got[0] != "leaseTiming: kstep (kstep up: upstream)" {
+		t.Errorf("not as kstep up with kstep's lease timing: %q", got)
+	}
+	q := Builtin["quick"]
+	q.EndpointsWriters, q.LeaseTiming = WritersStamping, UpLeaseTiming
+	q.Cluster.HollowEvents = new(bool)
+	spec, _ = ClusterSpec(&q, provider.Process, "/bin/kstep", "/s", "/s/traces", t.Logf)
+	spec.Supervise = true
+	want := []string{"endpointsWriters: stamping, the EndpointSlice and EndpointSliceMirroring controllers off (kstep up: both, both of step ⑧'s writers)",
+		"hollowEvents: false, the hollow kubelets write no Events (kstep up: true)"}
+	if got := NotAsUp(&q, spec); !slices.Equal(got, want) {
+		t.Errorf("not as kstep up: %q, want %q", got, want)
+	}
+	spec.HollowEvents = nil
+	if got := NotAsUp(&Profile{LeaseTiming: UpLeaseTiming, EndpointsWriters: WritersBoth}, spec); got == nil || len(got) != 0 {
+		t.Errorf("a cluster as kstep up starts it: %#v, want an empty list", got)
 	}
 	// The profile is left as it was: a set's next run starts from it again.
 	if !slices.Equal(p.Cluster.ControllerManagerArgs, []string{"--concurrent-replicaset-syncs=8"}) || p.Cluster.HollowEvents != nil {

@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"time"
 
 	"github.com/kstep-dev/kstep/results"
 )
@@ -18,31 +16,11 @@ func RunSet(ctx context.Context, prof *Profile, opts Options, n int) ([]*results
 	if n < 1 || n > MaxRepeat {
 		return nil, fmt.Errorf("repeat %d is out of range: 1 to %d runs", n, MaxRepeat)
 	}
-	m := &results.SetManifest{Profile: prof.Name, Provider: opts.Provider, Version: opts.Version,
-		StartedAt: time.Now().UTC().Format(time.RFC3339), Repeat: n}
-	var runs []*results.Run
-	for i := 1; i <= n; i++ {
-		o := opts
-		o.OutDir = filepath.Join(opts.OutDir, results.RunDirName(i))
-		if opts.Log != nil {
-			fmt.Fprintf(opts.Log, "bench: run %d of %d → %s\n", i, n, o.OutDir)
-		}
-		r, err := Run(ctx, prof, o)
-		if err != nil {
-			return runs, fmt.Errorf("run %d of %d: %w", i, n, err)
-		}
-		runs = append(runs, r)
-		if opts.OnRun != nil {
-			opts.OnRun(o.OutDir, r)
-		}
-		m.Provider = r.Provider
-		m.Runs = append(m.Runs, results.RunDirName(i))
-		if err := results.WriteSetManifest(opts.OutDir, m); err != nil {
-			return runs, err
-		}
-		if ctx.Err() != nil {
-			return runs, fmt.Errorf("set cut short after %d of %d runs: %w", i, n, ctx.Err())
+	w := newSetWriter(prof, opts, n)
+	for range n {
+		if err := w.next(ctx, prof); err != nil {
+			return w.runs, err
 		}
 	}
-	return runs, nil
+	return w.runs, nil
 }

@@ -191,7 +191,8 @@ func (c *Comparison) where(keep func(SetDelta) bool) []SetDelta {
 // however many rows they have. The mirror image is an improvement,
 // reported, never a failure.
 //
-// Sets that were not measured alike (profile, provider, topology, an
+// Sets that were not measured alike (profile, provider, topology, the
+// settings in which their cluster is not as `kstep up` starts it, an
 // invalid or disrupted run) are refused, and so are sets too small for the
 // test to reach Alpha; Force turns refusals into warnings. Extra actor
 // flags (topology's *Args) are how a build's flags and failpoints are
@@ -384,6 +385,7 @@ func comparable(sides []side) (refused, unforced []string, cross bool, warnings 
 		refusal                    bool
 	}
 	var diffs []*diff
+	unrecorded := false
 	note := func(refusal bool, what, val, refName, refVal, run string) {
 		for _, d := range diffs {
 			if d.what == what && d.val == val && d.refName == refName && d.refVal == refVal {
@@ -444,6 +446,15 @@ func comparable(sides []side) (refused, unforced []string, cross bool, warnings 
 			for _, f := range topologyDiff(vref.Cluster.Topology, r.Cluster.Topology) {
 				note(!f.args, "topology "+f.name, f.b, vrefName, f.a, name)
 			}
+			switch a, b := vref.Cluster.NotAsUp, r.Cluster.NotAsUp; {
+			case a != nil && b != nil:
+				if sa, sb := settingsText(a), settingsText(b); sa != sb {
+					note(true, "cluster settings (where the cluster is not as kstep up starts it)", sb, vrefName, sa, name)
+				}
+			case (a == nil) != (b == nil) && !unrecorded:
+				unrecorded = true
+				warnings = append(warnings, "some runs recorded the settings in which their cluster is not as kstep up starts it and some did not (older runs): those settings are not compared")
+			}
 		}
 		if len(order) > 1 {
 			var parts []string
@@ -482,6 +493,17 @@ func comparable(sides []side) (refused, unforced []string, cross bool, warnings 
 		warnings = append(warnings, fmt.Sprintf("runs of different run.json schemas (%s): some steps were measured between different stamps", strings.Join(l, ", ")))
 	}
 	return refused, unforced, cross, warnings
+}
+
+// settingsText is a run's cluster.not_as_up as one sentence, in a fixed
+// order.
+func settingsText(l []string) string {
+	if len(l) == 0 {
+		return "[none: as kstep up starts it]"
+	}
+	l = slices.Clone(l)
+	sort.Strings(l)
+	return "[" + strings.Join(l, "; ") + "]"
 }
 
 // leftOut is the row st, measured on side in alone, with the reason the

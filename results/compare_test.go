@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -278,6 +279,14 @@ func TestCompareSetsRefusals(t *testing.T) {
 		}, "topology hollowNodes 50 in new run new/run-01, new run new/run-02, new run new/run-03, new run new/run-04, new run new/run-05, where base run base/run-01 has 20"},
 		{"topology inside a side", func(base, _ *Set) { base.Runs[4].Cluster.Topology.Etcd.HeartbeatInterval.Duration = 5e7 },
 			`topology etcd {"heartbeatInterval":"50ms"} in base run base/run-05`},
+		{"cluster settings", func(base, cur *Set) {
+			for _, r := range base.Runs {
+				r.Cluster.NotAsUp = []string{}
+			}
+			for _, r := range cur.Runs {
+				r.Cluster.NotAsUp = []string{"leaseTiming: upstream (kstep up: kstep)", "endpointsWriters: stamping"}
+			}
+		}, "cluster settings (where the cluster is not as kstep up starts it) [endpointsWriters: stamping; leaseTiming: upstream (kstep up: kstep)] in new run new/run-01, new run new/run-02, new run new/run-03, new run new/run-04, new run new/run-05, where base run base/run-01 has [none: as kstep up starts it]"},
 		{"invalid", func(base, _ *Set) {
 			base.Runs[1].Valid, base.Runs[1].Invalid = false, []string{"3 pods never Ready", "trace drops"}
 		}, "base run base/run-02 is invalid: 3 pods never Ready"},
@@ -329,6 +338,29 @@ func TestCompareSetsArgsAreWarnings(t *testing.T) {
 	if !contains(c.Warnings, `topology schedulerArgs ["--feature-gates=X=true"] in new run new/run-01, new run new/run-02, new run new/run-03, new run new/run-04, new run new/run-05, where base run base/run-01 has null`) ||
 		!contains(c.Warnings, `topology apiserverArgs ["--failpoint=slow-write"] in new run new/run-01,`) {
 		t.Errorf("warnings %q", c.Warnings)
+	}
+}
+
+// Runs that recorded the same cluster settings, in any order, are
+// compared; runs from before the record, beside runs with it, are compared
+// with a warning.
+func TestCompareSetsClusterSettingsAlike(t *testing.T) {
+	base, cur := synthSet("base", 1, 5, nil), synthSet("new", 2, 5, nil)
+	for i, r := range append(slices.Clone(base.Runs), cur.Runs...) {
+		r.Cluster.NotAsUp = []string{"a: 1", "b: 2"}
+		if i%2 == 1 {
+			r.Cluster.NotAsUp = []string{"b: 2", "a: 1"}
+		}
+	}
+	if c := CompareSets(base, cur, CompareOptions{}); len(c.Refused) > 0 || len(c.Warnings) > 0 || !c.Concluded {
+		t.Fatalf("alike: refused %q, warnings %q", c.Refused, c.Warnings)
+	}
+	for _, r := range cur.Runs {
+		r.Cluster.NotAsUp = nil
+	}
+	c := CompareSets(base, cur, CompareOptions{})
+	if len(c.Refused) > 0 || !c.Concluded || !contains(c.Warnings, "some runs recorded the settings in which their cluster is not as kstep up starts it and some did not") {
+		t.Fatalf("unrecorded on one side: refused %q, warnings %q", c.Refused, c.Warnings)
 	}
 }
 

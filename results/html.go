@@ -31,6 +31,9 @@ func HTML(r *Run) string {
 	if c.Security != "" {
 		b.WriteString("<p>apiserver security: " + esc(c.Security) + "</p>")
 	}
+	if t := c.NotAsUpText(); t != "" {
+		b.WriteString("<p>" + esc(t) + "</p>")
+	}
 	if t := r.HollowEventsText(); t != "" {
 		b.WriteString("<p>" + esc(t) + "</p>")
 	}

@@ -247,6 +247,9 @@ func Markdown(r *Run) string {
 	if c.Security != "" {
 		fmt.Fprintf(&b, "apiserver security: %s\n\n", c.Security)
 	}
+	if t := c.NotAsUpText(); t != "" {
+		fmt.Fprintf(&b, "%s\n\n", t)
+	}
 	if t := r.HollowEventsText(); t != "" {
 		fmt.Fprintf(&b, "%s\n\n", t)
 	}

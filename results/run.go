@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
@@ -309,6 +310,25 @@ type Cluster struct {
 	// External is the cluster the external provider reached (Topology is
 	// then empty: kstep ran none of it).
 	External *External `json:"external,omitempty"`
+	// NotAsUp is every setting in which the cluster differs from the one
+	// `kstep up` starts with its defaults, one "name: value (kstep up:
+	// value)" each (bench.NotAsUp); empty when none does. Nil: not
+	// recorded (a run on the external provider, whose cluster kstep does
+	// not run, or a run.json from before the field).
+	NotAsUp []string `json:"not_as_up,omitzero"`
+}
+
+// NotAsUpText is the report header's line on NotAsUp: every setting in
+// which the cluster is not as `kstep up` starts it, or that none is; ""
+// when the run did not record them.
+func (c Cluster) NotAsUpText() string {
+	switch {
+	case c.NotAsUp == nil:
+		return ""
+	case len(c.NotAsUp) == 0:
+		return "cluster settings: as kstep up starts it (no setting differs from its defaults)"
+	}
+	return "cluster settings not as kstep up starts it: " + strings.Join(c.NotAsUp, "; ")
 }
 
 // clusterV1 is SchemaV1's cluster.

@@ -20,10 +20,13 @@ const SetFile = "set.json"
 // a fresh cluster, each a run directory below the set's (run-01, run-02,
 // ...).
 type SetManifest struct {
-	Schema    string `json:"schema"`
-	Profile   string `json:"profile"`
-	Provider  string `json:"provider"`
-	Version   string `json:"version,omitempty"`
+	Schema   string `json:"schema"`
+	Profile  string `json:"profile"`
+	Provider string `json:"provider"`
+	Version  string `json:"version,omitempty"`
+	// Binary is the kstep binary the clusters' actors ran when it was
+	// not the one that ran the set (kstep bench --ab, --kstep-binary).
+	Binary    string `json:"binary,omitempty"`
 	StartedAt string `json:"started_at"`
 	// Repeat is how many runs were asked for; Runs the directories of the
 	// runs that produced a run.json, relative to the set's.

@@ -28,8 +28,11 @@ func newBenchCmd() *cobra.Command {
 	var actorProcs int
 	var findMax bool
 	fm := bench.DefaultFindMax()
+	var ab bool
+	var co results.CompareOptions
+	var calibration string
 	cmd := &cobra.Command{
-		Use:   "bench",
+		Use:   "bench [--ab OLD_BINARY NEW_BINARY]",
 		Short: "Bring a cluster up, run a load profile, and report per-step latency",
 		Long: `Bring a cluster up (--provider auto: in Docker containers when a Docker
 daemon answers, else as processes), run a load profile (built in: quick,
@@ -72,11 +75,33 @@ trace lost events, a sample ended before it began) or a usage error; 3 the
 harness failed (a cluster did not come up, nothing was measured; or a
 --pushgateway push failed: the runs are written).
 
+--ab OLD_BINARY NEW_BINARY --repeat N is the A/B a pull request wants:
+N runs a side, each a full run of the profile on a fresh cluster whose
+actors run that side's binary (the load generator and the analysis are
+this kstep's), taken in the order A B B A A B ... so that a machine
+whose speed drifts loads both sides alike. The runs go to <out>/A and
+<out>/B (each a set), then the two sets are compared exactly as "kstep
+compare <out>/A <out>/B" does, with its flags (--threshold, --alpha,
+--min-shift-ms, --force, --calibration) and its exit codes: 0 no step
+regressed, 1 a step regressed, 2 not comparable (too few runs, an
+invalid or disrupted run) or a usage error; 3 as below, the harness
+failed. Each binary's directory must hold what make build puts beside
+it where the run needs it (kstep-pause and kstep-app for docker's
+images, containerd and its tools for real nodes).
+
 Every run also writes metrics.prom, its figures in the Prometheus text
 format; --pushgateway pushes them after each run (job "kstep", grouped by
 profile and provider).`,
-		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: usageArgs(func(cmd *cobra.Command, args []string) error {
+			if ab {
+				if len(args) != 2 {
+					return fmt.Errorf("--ab takes two binaries, OLD and NEW: got %d argument(s)", len(args))
+				}
+				return nil
+			}
+			return cobra.NoArgs(cmd, args)
+		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			prof, err := bench.LoadProfile(profile)
@@ -103,7 +128,28 @@ profile and provider).`,
 			}
 			if out == "" {
 				name := strings.TrimSuffix(filepath.Base(prof.Name), filepath.Ext(prof.Name))
+				if ab {
+					name += "-ab"
+				}
 				out = filepath.Join("results", "runs", time.Now().Format("20060102-150405")+"-"+name)
+			}
+			for _, name := range []string{"threshold", "alpha", "min-shift-ms", "force", "calibration"} {
+				if cmd.Flags().Changed(name) && !ab {
+					return usageError{fmt.Errorf("--%s goes with --ab (kstep compare takes it for sets already run)", name)}
+				}
+			}
+			if ab {
+				switch {
+				case findMax:
+					return usageError{fmt.Errorf("--ab compares sets of the profile's runs; --find-max is a search of its own")}
+				case providerName == provider.External:
+					return usageError{fmt.Errorf("--ab runs each side's binary as the cluster's actors; --provider external runs no actor")}
+				case binary != "":
+					return usageError{fmt.Errorf("--ab names the binaries the actors run; --kstep-binary is for one")}
+				}
+				if err := validCompareOptions(co); err != nil {
+					return err
+				}
 			}
 			if (providerName == provider.External) != (kubeconfig != "") {
 				return usageError{fmt.Errorf("--kubeconfig goes with --provider external, and --provider external needs it")}
@@ -144,6 +190,15 @@ profile and provider).`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "kstep bench: pushed run %s to %s\n", r.ID, pushgateway)
 			}
 			opts.OnRun = push
+			if ab {
+				if err := abBench(ctx, w, prof, opts, args, n, co, calibration); err != nil {
+					return err
+				}
+				if pushErr != nil {
+					return harnessFailed{fmt.Errorf("push: %w", pushErr)}
+				}
+				return nil
+			}
 			var runs []*results.Run
 			if n == 1 {
 				run, err := bench.Run(ctx, prof, opts)
@@ -213,6 +268,12 @@ profile and provider).`,
 	f.DurationVar(&fm.SLO.P99, "slo-p99", fm.SLO.P99, "with --find-max: the SLO's bound on the p99 of --slo-latency")
 	f.StringVar(&fm.SLO.Of, "slo-latency", fm.SLO.Of, "with --find-max: the latency the SLO bounds, from the load generator's own watch: control-plane (client sent → pod seen bound) or e2e (client sent → pod seen Ready)")
 	f.BoolVar(&fm.SLO.AllowDisruption, "slo-allow-disruption", false, "with --find-max: a step with a disruption (a leader Lease changing hands, a node leaving Ready) may still hold the SLO")
+	f.BoolVar(&ab, "ab", false, "an interleaved A/B: the two arguments are the OLD and NEW kstep binaries, --repeat runs each in the order A B B A ..., into <out>/A and <out>/B, then compared as kstep compare does (its exit codes)")
+	compareFlags(f, &co, &calibration)
+	for _, name := range []string{"threshold", "alpha", "min-shift-ms", "force", "calibration"} {
+		fl := f.Lookup(name)
+		fl.Usage = "with --ab: " + fl.Usage + " (as kstep compare's)"
+	}
 	f.StringArrayVar(&extra.NodeArgs, "node-arg", nil, "extra flag for every real node (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringArrayVar(&extra.HollowArgs, "hollow-arg", nil, "extra flag for the hollow-nodes actor (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	return cmd

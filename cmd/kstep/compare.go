@@ -9,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kstep-dev/kstep/results"
 )
@@ -44,7 +45,9 @@ than their pods' samples say.
 The smallest p that n and m runs allow is 2/C(n+m, n): at --alpha 0.05 that
 takes at least 4 runs a side, and 5 give the test some power. Sets that
 were not measured alike are refused: a different profile, provider or
-topology, an invalid or disrupted run, or too few runs. --force compares
+topology, different settings in which the cluster is not as kstep up
+starts it (run.json's cluster.not_as_up, the report's header), an invalid
+or disrupted run, or too few runs. --force compares
 them anyway, with warnings (and no verdicts when the runs are too few).
 Extra actor flags (the topology's apiserverArgs, schedulerArgs, ...) are
 how builds are varied: they are warnings, not refusals.
@@ -70,8 +73,8 @@ Exit codes:
   2  not comparable (a refusal, too few runs), unreadable input, or a usage error`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Threshold < 0 || o.Alpha < 0 || o.Alpha >= 1 {
-				return usageError{fmt.Errorf("compare: --threshold must be ≥ 0 and --alpha in (0, 1)")}
+			if err := validCompareOptions(o); err != nil {
+				return err
 			}
 			base, err := results.ReadSet(args[0])
 			if err != nil {
@@ -81,44 +84,65 @@ Exit codes:
 			if err != nil {
 				return usageError{err}
 			}
-			c := results.CompareSets(base, cur, o)
-			if calibration != "" {
-				cal, err := results.ReadCalibration(calibration)
-				if err != nil {
-					return usageError{err}
-				}
-				c.ApplyCalibration(cal)
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(c); err != nil {
-					return err
-				}
-			} else if err := printComparison(out, c); err != nil {
-				return err
-			}
-			if len(c.Refused) > 0 {
-				return usageError{fmt.Errorf("compare: not comparable: %s", strings.Join(c.Refused, "; "))}
-			}
-			if r := c.Regressions(); len(r) > 0 {
-				var keys []string
-				for _, d := range r {
-					keys = append(keys, d.Key)
-				}
-				return jobFailed{fmt.Errorf("compare: %d step(s) regressed: %s", len(r), strings.Join(keys, ", "))}
-			}
-			return nil
+			return judge(cmd.OutOrStdout(), base, cur, o, calibration, asJSON)
 		},
 	}
-	cmd.Flags().Float64Var(&o.Threshold, "threshold", results.DefaultThreshold, "percent a p50 or p99 may shift before it counts")
-	cmd.Flags().Float64Var(&o.MinShiftMS, "min-shift-ms", results.DefaultMinShiftMS, "the smallest shift, in ms, that counts besides --threshold (negative: none)")
-	cmd.Flags().Float64Var(&o.Alpha, "alpha", results.DefaultAlpha, "significance level of the two-sided test")
-	cmd.Flags().BoolVar(&o.Force, "force", false, "compare sets that would be refused (the refusals become warnings)")
+	compareFlags(cmd.Flags(), &o, &calibration)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of the table")
-	cmd.Flags().StringVar(&calibration, "calibration", "", "a calibration file (kstep calibrate): an ok step that cannot see --threshold says the smallest shift it can")
 	return cmd
+}
+
+// compareFlags binds the flags of a comparison's method, what `kstep
+// compare` and `kstep bench --ab` share.
+func compareFlags(f *pflag.FlagSet, o *results.CompareOptions, calibration *string) {
+	f.Float64Var(&o.Threshold, "threshold", results.DefaultThreshold, "percent a p50 or p99 may shift before it counts")
+	f.Float64Var(&o.MinShiftMS, "min-shift-ms", results.DefaultMinShiftMS, "the smallest shift, in ms, that counts besides --threshold (negative: none)")
+	f.Float64Var(&o.Alpha, "alpha", results.DefaultAlpha, "significance level of the two-sided test")
+	f.BoolVar(&o.Force, "force", false, "compare sets that would be refused (the refusals become warnings)")
+	f.StringVar(calibration, "calibration", "", "a calibration file (kstep calibrate): an ok step that cannot see --threshold says the smallest shift it can")
+}
+
+// validCompareOptions is a usage error for options no comparison takes.
+func validCompareOptions(o results.CompareOptions) error {
+	if o.Threshold < 0 || o.Alpha < 0 || o.Alpha >= 1 {
+		return usageError{fmt.Errorf("compare: --threshold must be ≥ 0 and --alpha in (0, 1)")}
+	}
+	return nil
+}
+
+// judge compares base and cur, prints the comparison to w (as JSON with
+// asJSON) and returns compare's verdict as its exit: nil (0) when no step
+// regressed, jobFailed (1) when one did, usageError (2) when the sets are
+// not comparable or the calibration file cannot be read.
+func judge(w io.Writer, base, cur *results.Set, o results.CompareOptions, calibration string, asJSON bool) error {
+	c := results.CompareSets(base, cur, o)
+	if calibration != "" {
+		cal, err := results.ReadCalibration(calibration)
+		if err != nil {
+			return usageError{err}
+		}
+		c.ApplyCalibration(cal)
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(c); err != nil {
+			return err
+		}
+	} else if err := printComparison(w, c); err != nil {
+		return err
+	}
+	if len(c.Refused) > 0 {
+		return usageError{fmt.Errorf("compare: not comparable: %s", strings.Join(c.Refused, "; "))}
+	}
+	if r := c.Regressions(); len(r) > 0 {
+		var keys []string
+		for _, d := range r {
+			keys = append(keys, d.Key)
+		}
+		return jobFailed{fmt.Errorf("compare: %d step(s) regressed: %s", len(r), strings.Join(keys, ", "))}
+	}
+	return nil
 }
 
 // printComparison is the human form of c: the refusals, or a table per

@@ -37,6 +37,7 @@ func newUpCmd() *cobra.Command {
 	var oldNodes int
 	var hollowEvents bool
 	var profile string
+	leaseTiming := bench.UpLeaseTiming
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a cluster: etcd, apiservers, controller-managers, schedulers, nodes",
@@ -51,7 +52,7 @@ down" stops it.
 
 --profile NAME|FILE starts the cluster "kstep bench --profile NAME" starts
 on the same provider: the profile's cluster block with every flag bench
-adds (one endpoints writer, upstream's lease timing, --endpoints-stamp,
+adds (one endpoints writer if the profile asks for it, upstream's lease timing, --endpoints-stamp,
 the hollow kubelets' Events explicit), each actor's step events in
 <state-dir>/traces (--trace-dir moves them), and no supervisor unless
 --supervise is given (a bench run has none). "kstep bench --provider
@@ -87,6 +88,12 @@ as they do in bench.`,
 				if cfg, err = profileSpec(cfg, profile, providerName, cmd.Flags().Changed, cmd.ErrOrStderr()); err != nil {
 					return usageError{fmt.Errorf("up: %w", err)}
 				}
+			}
+			if profile == "" {
+				if leaseTiming != bench.LeaseUpstream && leaseTiming != bench.LeaseKstep {
+					return usageError{fmt.Errorf("up: --lease-timing %q: want %s or %s", leaseTiming, bench.LeaseUpstream, bench.LeaseKstep)}
+				}
+				bench.ApplyLeaseTiming(leaseTiming, &cfg.Topology)
 			}
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("up: %w", err)
@@ -173,6 +180,7 @@ as they do in bench.`,
 	f.DurationVar(&cfg.Etcd.HeartbeatInterval.Duration, "etcd-heartbeat-interval", cfg.Etcd.HeartbeatInterval.Duration, "etcd members' Raft heartbeat (etcd's own default: 100ms)")
 	f.DurationVar(&cfg.Etcd.ElectionTimeout.Duration, "etcd-election-timeout", cfg.Etcd.ElectionTimeout.Duration, "etcd members' Raft election timeout, at least 5 heartbeats (etcd's own default: 1s)")
 	f.IntVar(&cfg.ActorProcs, "actor-procs", cfg.ActorProcs, "every actor's GOMAXPROCS (default: the host's CPUs shared among the actors that work under load, at least 1; Go's own default is every CPU)")
+	f.StringVar(&leaseTiming, "lease-timing", leaseTiming, "the Leases' timing: upstream (leader election 15s/10s/2s, each node's Lease renewed every 10s, its status every 5m when nothing changed, a node unhealthy after 50s without a renewal; holds under load) or kstep (2s/1.5s/250ms, a Lease every 2s, 8s of grace: a death seen within seconds, what the chaos engine runs); an actor flag given with --*-arg wins")
 	f.BoolVar(&cfg.Insecure, "insecure", false, "serve the API over plain HTTP with every caller the admin (no PKI): to measure what security costs")
 	return cmd
 }
@@ -180,7 +188,7 @@ as they do in bench.`,
 // upProfileRefuses are the flags that shape the cluster, which a
 // --profile's cluster block decides.
 var upProfileRefuses = []string{"etcd-members", "apiservers", "controller-managers", "schedulers", "real-nodes", "hollow-nodes",
-	"latency-profile", "insecure", "etcd-heartbeat-interval", "etcd-election-timeout", "etcd-log-level"}
+	"latency-profile", "insecure", "etcd-heartbeat-interval", "etcd-election-timeout", "etcd-log-level", "lease-timing"}
 
 // profileSpec is cfg made the cluster a bench run of the profile starts on
 // the (resolved) provider, from bench.ClusterSpec, the one place bench

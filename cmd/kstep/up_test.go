@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,6 +75,38 @@ func TestUpProfile(t *testing.T) {
 	root.SetArgs([]string{"up", "--profile", "quick", "--etcd-members", "1", "--state-dir", state})
 	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "--etcd-members cannot go with it") {
 		t.Errorf("kstep up --profile quick --etcd-members 1: %v, want a refusal", err)
+	}
+}
+
+// kstep up's lease timing is upstream's unless --lease-timing kstep: a
+// value of neither is a usage error, and beside --profile (whose
+// leaseTiming decides) it is refused, before anything starts.
+func TestUpLeaseTiming(t *testing.T) {
+	if bench.UpLeaseTiming != bench.LeaseUpstream {
+		t.Errorf("kstep up's lease timing is %s, want upstream's", bench.UpLeaseTiming)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lease-timing", "fast"}, `--lease-timing "fast": want upstream or kstep`},
+		{[]string{"--profile", "quick", "--lease-timing", "kstep"}, "--lease-timing cannot go with it"},
+	} {
+		root := newRootCmd()
+		root.SetArgs(append([]string{"up", "--state-dir", t.TempDir()}, tc.args...))
+		if err := root.Execute(); err == nil || exitCode(err) != exitInvalid || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("kstep up %q: %v, want exit 2 saying %q", tc.args, err, tc.want)
+		}
+	}
+	topo := provider.Topology{HollowNodes: 1}
+	bench.ApplyLeaseTiming(bench.LeaseKstep, &topo)
+	if len(topo.ControllerManagerArgs)+len(topo.SchedulerArgs)+len(topo.HollowArgs) != 0 {
+		t.Errorf("kstep's timing added flags: %+v", topo)
+	}
+	bench.ApplyLeaseTiming(bench.LeaseUpstream, &topo)
+	if !slices.Contains(topo.ControllerManagerArgs, "--node-monitor-grace-period=50s") || !slices.Contains(topo.SchedulerArgs, "--leader-elect-lease-duration=15s") ||
+		!slices.Contains(topo.HollowArgs, "--node-lease-renew-interval=10s") {
+		t.Errorf("upstream's timing: %+v", topo)
 	}
 }
 

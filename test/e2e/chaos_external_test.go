@@ -28,7 +28,10 @@ import (
 // replicas.
 func TestChaosExternal(t *testing.T) {
 	inLane(t, hollowProcs)
-	kc, _ := upCLI(t, "--etcd-members", "1", "--hollow-nodes", "3")
+	// kstep's lease timing, the chaos engine's: a deleted Node is
+	// registered again at its kubelet's next status write, every 10 s
+	// rather than upstream's 5 min.
+	kc, _ := upCLI(t, "--etcd-members", "1", "--hollow-nodes", "3", "--lease-timing", "kstep")
 	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
 	if err != nil {
 		t.Fatal(err)

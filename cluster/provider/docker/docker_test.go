@@ -1,7 +1,10 @@
 package docker
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,21 +48,55 @@ func fakeBin(t *testing.T, s imageSpec) string {
 
 func TestContentTag(t *testing.T) {
 	dir := fakeBin(t, controlPlaneImage)
-	a, err := controlPlaneImage.contentTag(dir)
+	a, err := controlPlaneImage.contentTag(hostBin{dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := controlPlaneImage.contentTag(dir); b != a {
+	if b, _ := controlPlaneImage.contentTag(hostBin{dir: dir}); b != a {
 		t.Fatalf("same inputs, tags %s and %s", a, b)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "kstep-app"), []byte("changed"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := controlPlaneImage.contentTag(dir); b == a {
+	if b, _ := controlPlaneImage.contentTag(hostBin{dir: dir}); b == a {
 		t.Fatalf("a changed program kept tag %s", a)
 	}
+	// A kstep binary of another name (kstep bench --ab's OLD beside NEW)
+	// is the image's kstep, the other programs still from its directory.
+	other := filepath.Join(dir, "kstep-old")
+	if err := os.WriteFile(other, []byte("another build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	host, err := hostBinOf(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host.path("kstep") != other || host.path("kstep-app") != filepath.Join(dir, "kstep-app") {
+		t.Errorf("programs of %s: kstep %s, kstep-app %s", other, host.path("kstep"), host.path("kstep-app"))
+	}
+	same, _ := controlPlaneImage.contentTag(hostBin{dir: dir})
+	if b, err := controlPlaneImage.contentTag(host); err != nil || b == same {
+		t.Fatalf("kstep from %s: tag %s (%v), the same as dir/kstep's %s", other, b, err, same)
+	}
+	var ctx bytes.Buffer
+	if err := controlPlaneImage.writeContext(&ctx, host); err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(&ctx)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("the build context has no kstep: %v", err)
+		}
+		if h.Name == "kstep" {
+			if b, _ := io.ReadAll(tr); string(b) != "another build" {
+				t.Errorf("the image's kstep is %q, want %s's", b, other)
+			}
+			break
+		}
+	}
 	os.Remove(filepath.Join(dir, "kstep"))
-	if _, err := controlPlaneImage.contentTag(dir); err == nil || !strings.Contains(err.Error(), "make build") {
+	if _, err := controlPlaneImage.contentTag(hostBin{dir: dir}); err == nil || !strings.Contains(err.Error(), "make build") {
 		t.Fatalf("missing program: %v", err)
 	}
 	df := nodeImage.dockerfile()
@@ -81,14 +118,14 @@ func TestEnsureImageBuildsOnce(t *testing.T) {
 	ctx := context.Background()
 	var builds int
 	logf := func(string, ...any) { builds++ }
-	ref, err := ensureImage(ctx, cli, spec, dir, logf)
+	ref, err := ensureImage(ctx, cli, spec, hostBin{dir: dir}, logf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_, _ = cli.ImageRemove(context.Background(), ref, client.ImageRemoveOptions{Force: true, PruneChildren: true})
 	})
-	again, err := ensureImage(ctx, cli, spec, dir, logf)
+	again, err := ensureImage(ctx, cli, spec, hostBin{dir: dir}, logf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,13 +57,45 @@ func (s imageSpec) dockerfile() string {
 	return b.String()
 }
 
+// hostBin is where an image's programs come from on the host: the kstep
+// binary the spec names (whatever its file is called: kstep bench --ab
+// runs two builds side by side) and, beside it in dir, the others.
+type hostBin struct {
+	dir   string
+	kstep string // "" is dir/kstep
+}
+
+// hostBinOf is the programs of the kstep binary ("" = the running one).
+func hostBinOf(binary string) (hostBin, error) {
+	if binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return hostBin{}, fmt.Errorf("find the kstep binary: %w", err)
+		}
+		binary = exe
+	}
+	abs, err := filepath.Abs(binary)
+	if err != nil {
+		return hostBin{}, err
+	}
+	return hostBin{dir: filepath.Dir(abs), kstep: abs}, nil
+}
+
+// path is the host's file of the program named p.
+func (h hostBin) path(p string) string {
+	if p == "kstep" && h.kstep != "" {
+		return h.kstep
+	}
+	return filepath.Join(h.dir, p)
+}
+
 // contentTag hashes the Dockerfile and every program: the same inputs give
 // the same tag, so an unchanged image is found instead of built.
-func (s imageSpec) contentTag(hostBin string) (string, error) {
+func (s imageSpec) contentTag(host hostBin) (string, error) {
 	h := sha256.New()
 	io.WriteString(h, s.dockerfile())
 	for _, p := range s.programs {
-		f, err := os.Open(filepath.Join(hostBin, p))
+		f, err := os.Open(host.path(p))
 		if err != nil {
 			return "", fmt.Errorf("image %s: %w (run make build)", s.repo, err)
 		}
@@ -77,11 +109,11 @@ func (s imageSpec) contentTag(hostBin string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// ensureImage returns the reference of s built from hostBin, building it
+// ensureImage returns the reference of s built from host's programs, building it
 // through the Docker API only when no image has that content tag yet.
 // Older builds of s that no container uses are removed after a build.
-func ensureImage(ctx context.Context, cli client.APIClient, s imageSpec, hostBin string, logf func(string, ...any)) (string, error) {
-	tag, err := s.contentTag(hostBin)
+func ensureImage(ctx context.Context, cli client.APIClient, s imageSpec, host hostBin, logf func(string, ...any)) (string, error) {
+	tag, err := s.contentTag(host)
 	if err != nil {
 		return "", err
 	}
@@ -89,9 +121,9 @@ func ensureImage(ctx context.Context, cli client.APIClient, s imageSpec, hostBin
 	if _, err := cli.ImageInspect(ctx, ref); err == nil {
 		return ref, nil
 	}
-	logf("building image %s from %s", ref, hostBin)
+	logf("building image %s from %s", ref, host.path("kstep"))
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(s.writeContext(pw, hostBin)) }()
+	go func() { pw.CloseWithError(s.writeContext(pw, host)) }()
 	res, err := cli.ImageBuild(ctx, pr, client.ImageBuildOptions{
 		Tags:        []string{ref},
 		Remove:      true,
@@ -111,7 +143,7 @@ func ensureImage(ctx context.Context, cli client.APIClient, s imageSpec, hostBin
 }
 
 // writeContext writes the build context: the Dockerfile and the programs.
-func (s imageSpec) writeContext(w io.Writer, hostBin string) error {
+func (s imageSpec) writeContext(w io.Writer, host hostBin) error {
 	tw := tar.NewWriter(w)
 	df := []byte(s.dockerfile())
 	if err := tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(df))}); err != nil {
@@ -121,7 +153,7 @@ func (s imageSpec) writeContext(w io.Writer, hostBin string) error {
 		return err
 	}
 	for _, p := range s.programs {
-		if err := addFile(tw, filepath.Join(hostBin, p), p); err != nil {
+		if err := addFile(tw, host.path(p), p); err != nil {
 			return err
 		}
 	}

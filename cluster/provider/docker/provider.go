@@ -47,9 +47,9 @@ var _ provider.Provider = (*Provider)(nil)
 // and restart its actors too. It is safe for concurrent use; Up and Down
 // are serialized.
 type Provider struct {
-	cfg    provider.Spec
-	binDir string
-	logf   func(format string, a ...any)
+	cfg  provider.Spec
+	host hostBin
+	logf func(format string, a ...any)
 
 	lifecycle sync.Mutex
 
@@ -93,7 +93,7 @@ func New(cfg provider.Spec) (*Provider, error) {
 		}
 	}
 	cfg = cfg.WithDefaults()
-	bin, err := binDirOf(cfg.Binary)
+	bin, err := hostBinOf(cfg.Binary)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func New(cfg provider.Spec) (*Provider, error) {
 	}
 	out := cfg.Log
 	logf := func(format string, a ...any) { fmt.Fprintf(out, "kstep docker: "+format+"\n", a...) }
-	return &Provider{cfg: cfg, binDir: bin, logf: logf, st: st}, nil
+	return &Provider{cfg: cfg, host: bin, logf: logf, st: st}, nil
 }
 
 // Name is "docker".
@@ -274,7 +274,7 @@ func (p *Provider) images(ctx context.Context, cli client.APIClient) (map[string
 	}
 	out := map[string]string{}
 	for _, s := range specs {
-		ref, err := ensureImage(ctx, cli, s, p.binDir, p.logf)
+		ref, err := ensureImage(ctx, cli, s, p.host, p.logf)
 		if err != nil {
 			return nil, err
 		}
