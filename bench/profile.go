@@ -67,6 +67,27 @@ type Profile struct {
 	// any provider: beside the actors' own rows on process and docker, the
 	// rows an external run has. --provider external always takes it.
 	OutsideView bool `json:"outsideView,omitempty"`
+	// WarmUp is the start of the load left out of the rows (Input.WarmUp):
+	// objects: the first N objects sent, duration: those sent within it
+	// of the first send. Their pods still count for validity, throughput
+	// and costs. Unset, the built-in profiles leave out
+	// DefaultWarmUpObjects; {objects: 0} in a file leaves out none.
+	// --warm-up-objects and --warm-up-duration override it; run.json
+	// records it (warm_up) and compare refuses sets that differ in it.
+	WarmUp *WarmUp `json:"warmUp,omitempty"`
+}
+
+// DefaultWarmUpObjects is the warm-up of a profile that sets none: the
+// first 10 % of the quick profile's objects (2 s of its load at 20/s).
+const DefaultWarmUpObjects = 20
+
+// WarmUpOf is the profile's warm-up (the default when it sets none), or
+// none for a capacity search (its steps are judged whole).
+func (p *Profile) WarmUpOf() WarmUp {
+	if p.WarmUp == nil {
+		return WarmUp{Objects: min(DefaultWarmUpObjects, p.Job.Count/10)}
+	}
+	return *p.WarmUp
 }
 
 // LeaseTiming values.
@@ -196,6 +217,11 @@ func (p *Profile) Validate() error {
 	for _, a := range c.ControllerManagerArgs {
 		if a == "--endpoints-stamp" || strings.HasPrefix(a, "--endpoints-stamp=") {
 			return fmt.Errorf("profile %q: cluster.controllerManagerArgs sets --endpoints-stamp: set endpointsStamp instead, so run.json records it", p.Name)
+		}
+	}
+	if p.WarmUp != nil {
+		if err := p.WarmUp.Validate(p.Job.Count); err != nil {
+			return fmt.Errorf("profile %q: %w", p.Name, err)
 		}
 	}
 	return p.Job.Validate()

@@ -10,7 +10,8 @@ import (
 )
 
 // RunSet runs the profile n times, each on a fresh cluster, into
-// opts.OutDir/run-01, run-02, ... and writes opts.OutDir/set.json after
+// opts.OutDir/run-01, run-02, ... and writes opts.OutDir/set.json (with
+// each step's median, range and run-to-run CV), set.md and set.html after
 // each run, so a set cut short still reads as the runs it has. The error is
 // for a run that produced nothing to report; the runs before it are
 // returned with it.
@@ -21,6 +22,7 @@ func RunSet(ctx context.Context, prof *Profile, opts Options, n int) ([]*results
 	m := &results.SetManifest{Profile: prof.Name, Provider: opts.Provider, Version: opts.Version,
 		StartedAt: time.Now().UTC().Format(time.RFC3339), Repeat: n}
 	var runs []*results.Run
+	set := &results.Set{Dir: opts.OutDir}
 	for i := 1; i <= n; i++ {
 		o := opts
 		o.OutDir = filepath.Join(opts.OutDir, results.RunDirName(i))
@@ -37,7 +39,8 @@ func RunSet(ctx context.Context, prof *Profile, opts Options, n int) ([]*results
 		}
 		m.Provider = r.Provider
 		m.Runs = append(m.Runs, results.RunDirName(i))
-		if err := results.WriteSetManifest(opts.OutDir, m); err != nil {
+		set.Runs, set.Dirs = append(set.Runs, r), append(set.Dirs, o.OutDir)
+		if err := results.WriteSetReport(opts.OutDir, m, set); err != nil {
 			return runs, err
 		}
 		if ctx.Err() != nil {
