@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # cv-study.sh: where a set's run-to-run noise goes with the noise cuts
 # (issue 48 item 1). N times, alternately (so the machine's drift falls on
-# both alike): one run "before" (BEFORE_ARGS, default: no warm-up left
-# out, as kstep measured before it had one) and one run "after"
-# (AFTER_ARGS, default: the profile's defaults). Then each row's
+# both alike): one run "before" (BEFORE_ARGS, default: the profile's
+# defaults) and one run "after" (AFTER_ARGS, default: the quick profile's
+# first 20 objects left out as warm-up). Then each row's
 # run-to-run coefficient of variation of p50 and p99 on each side, from
 # `kstep compare --force --json` (forced: the two sides are measured
 # differently on purpose).
@@ -12,7 +12,7 @@
 #   make cv-study                   # the same, N=10
 #
 # Environment: KSTEP=bin/kstep, PROFILE=quick, PROVIDER=process, N=5,
-# BEFORE_ARGS="--warm-up-objects 0", AFTER_ARGS="" (e.g. --actor-cpus 1).
+# BEFORE_ARGS="", AFTER_ARGS="--warm-up-objects 20" (add e.g. --actor-cpus 1).
 # Exit status: 0 when every run was valid, 1 otherwise (the table is
 # printed either way).
 set -uo pipefail
@@ -20,8 +20,8 @@ B=${KSTEP:-bin/kstep}
 P=${PROFILE:-quick}
 PROV=${PROVIDER:-process}
 N=${N:-5}
-BEFORE_ARGS=${BEFORE_ARGS---warm-up-objects 0}
-AFTER_ARGS=${AFTER_ARGS-}
+BEFORE_ARGS=${BEFORE_ARGS-}
+AFTER_ARGS=${AFTER_ARGS---warm-up-objects 20}
 OUT=${1:-/tmp/kstep-cv-study}
 if [ -e "$OUT/before" ] || [ -e "$OUT/after" ]; then
   echo "cv-study: $OUT already holds a study; give another OUT" >&2

@@ -602,7 +602,8 @@ type setSteps struct {
 type stepRuns struct {
 	step     Step // the first run's, for its number, name and population
 	p50, p99 []float64
-	runs     []int // each value's run, its index in the set
+	pods     []float64 // each run's samples of the step
+	runs     []int     // each value's run, its index in the set
 }
 
 // stepsOf gathers a set's steps and end to end by Key. A run whose step
@@ -627,6 +628,7 @@ func stepsOf(s *Set) setSteps {
 			}
 			sr.p50 = append(sr.p50, st.P50)
 			sr.p99 = append(sr.p99, st.P99)
+			sr.pods = append(sr.pods, float64(st.Count))
 			sr.runs = append(sr.runs, ri)
 		}
 	}
@@ -643,7 +645,7 @@ type SetStep struct {
 func (sr *stepRuns) point() TrendPoint {
 	lo50, hi50 := minMax(sr.p50)
 	lo99, hi99 := minMax(sr.p99)
-	return TrendPoint{Runs: len(sr.p50),
+	return TrendPoint{Runs: len(sr.p50), Pods: int(medianOf(sr.pods)),
 		P50: medianOf(sr.p50), P50Lo: lo50, P50Hi: hi50, P50CVPct: noiseOf(sr.p50).CVPct,
 		P99: medianOf(sr.p99), P99Lo: lo99, P99Hi: hi99, P99CVPct: noiseOf(sr.p99).CVPct}
 }

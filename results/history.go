@@ -137,7 +137,10 @@ type HistoryEntry struct {
 // in percent; 0 with fewer than two runs): the noise a comparison of such
 // sets works against. set.json's rows carry it with these keys.
 type TrendPoint struct {
-	Runs     int     `json:"runs"`
+	Runs int `json:"runs"`
+	// Pods is the median over the runs of the step's samples in a run:
+	// a p50 of a few pods moves with the pods a run happened to give it.
+	Pods     int     `json:"pods"`
 	P50      float64 `json:"p50_ms"`
 	P50Lo    float64 `json:"p50_min_ms"`
 	P50Hi    float64 `json:"p50_max_ms"`

@@ -33,8 +33,11 @@ func TestSetRowsCV(t *testing.T) {
 	}
 	// One run has no CV, and the table says so.
 	one := SetRows(&Set{Runs: []*Run{runWith(10, 100)}})
-	if one[0].P50CVPct != 0 || SetRowCells(one[0])[6] != "—" {
-		t.Errorf("one run: CV %g, cell %q", one[0].P50CVPct, SetRowCells(one[0])[6])
+	if one[0].P50CVPct != 0 || SetRowCells(one[0])[7] != "—" {
+		t.Errorf("one run: CV %g, cell %q", one[0].P50CVPct, SetRowCells(one[0])[7])
+	}
+	if r.Pods != 100 {
+		t.Errorf("pods a run %d, want 100", r.Pods)
 	}
 }
 
