@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -292,7 +293,7 @@ func setTable(w io.Writer, runs []*results.Run) error {
 // setStepTable prints a set's steps across its runs: per step the median,
 // range and run-to-run CV of the runs' p50 and p99.
 func setStepTable(w io.Writer, rows []results.SetRow) error {
-	t := tablewriter.NewWriter(w)
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header(results.SetRowHeader()...)
 	for _, r := range rows {
 		_ = t.Append(results.SetRowCells(r))

@@ -25,7 +25,7 @@ func TestReportSet(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	// 10, 12, 14: standard deviation 2 over a mean of 12.
-	if !strings.Contains(strings.ToUpper(out.String()), "P50 CV %") || !strings.Contains(out.String(), "16.7") {
+	if !strings.Contains(out.String(), "p50 CV %") || !strings.Contains(out.String(), "16.7") {
 		t.Errorf("the set table lacks the CV:\n%s", out.String())
 	}
 	m, err := results.ReadSetManifest(dir)
