@@ -21,7 +21,7 @@ RUNC          := github.com/opencontainers/runc
 tools_version  = $(shell awk '$$1 == "$(1)" { print $$2; exit }' tools/go.mod)
 NODE_BINS     := $(addprefix bin/,containerd containerd-shim-runc-v2 runc bridge host-local portmap loopback)
 
-.PHONY: all build node-bins image-bins libseccomp test test-times fuzz fuzz-ci bench bench-api bench-node bench-nodes bench-sched chaos nightly lint fmt clean
+.PHONY: all build node-bins image-bins libseccomp test test-times fuzz fuzz-ci bench cv-study bench-api bench-node bench-nodes bench-sched chaos nightly lint fmt clean
 
 all: build
 
@@ -104,6 +104,13 @@ fuzz-ci:
 # real nodes when possible + 50 hollow); the run lands in results/runs/.
 bench: build
 	$(BIN) bench --profile quick
+
+# The noise study of issue 48: N runs of the quick profile before and after
+# the noise cuts, alternately, and each row's run-to-run CV on each side
+# (hack/cv-study.sh; N, BEFORE_ARGS, AFTER_ARGS, CV_STUDY_OUT settable).
+CV_STUDY_OUT ?= results/cv-study-$(shell date +%Y%m%d-%H%M%S)
+cv-study: build
+	N=$${N:-10} KSTEP=$(BIN) hack/cv-study.sh $(CV_STUDY_OUT)
 
 # The apiserver's benchmarks: creates/s and latency through one apiserver on
 # a 3-member etcd (real processes), watch fan-out to 1,000 watchers, and the

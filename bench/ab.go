@@ -67,15 +67,16 @@ func RunAB(ctx context.Context, prof *Profile, opts Options, sides [2]ABSide, n 
 }
 
 // setWriter runs a set's runs one at a time into opts.OutDir/run-NN,
-// rewriting set.json after each.
+// rewriting the set's report (set.json, set.md, set.html) after each.
 type setWriter struct {
 	opts Options
 	m    *results.SetManifest
+	set  *results.Set
 	runs []*results.Run
 }
 
 func newSetWriter(prof *Profile, opts Options, n int) *setWriter {
-	return &setWriter{opts: opts, m: &results.SetManifest{Profile: prof.Name, Provider: opts.Provider, Version: opts.Version,
+	return &setWriter{opts: opts, set: &results.Set{Dir: opts.OutDir}, m: &results.SetManifest{Profile: prof.Name, Provider: opts.Provider, Version: opts.Version,
 		Binary: opts.Binary, StartedAt: time.Now().UTC().Format(time.RFC3339), Repeat: n}}
 }
 
@@ -98,7 +99,8 @@ func (w *setWriter) next(ctx context.Context, prof *Profile) error {
 	}
 	w.m.Provider = r.Provider
 	w.m.Runs = append(w.m.Runs, results.RunDirName(i))
-	if err := results.WriteSetManifest(w.opts.OutDir, w.m); err != nil {
+	w.set.Runs, w.set.Dirs = append(w.set.Runs, r), append(w.set.Dirs, o.OutDir)
+	if err := results.WriteSetReport(w.opts.OutDir, w.m, w.set); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {

@@ -190,6 +190,12 @@ type Input struct {
 	// results.NodesHollow), for pods no kubelet stamped: what the cluster's
 	// node objects say (the external provider).
 	NodeKinds map[string]string
+	// WarmUp leaves the start of the load out of the rows (the steps, end
+	// to end, the populations): the objects among the first
+	// WarmUp.Objects the load generator sent (by client.rs.sent) and those
+	// sent within WarmUp.Duration of its first send. Their pods still
+	// count for validity, throughput and the waterfalls. Zero: none.
+	WarmUp WarmUp
 }
 
 // stamp is one actor's stamp of a step.
@@ -322,6 +328,33 @@ func Analyze(in Input, r *results.Run) {
 	})
 	r.Pods = len(pods)
 	r.Events = len(in.Events)
+	warm := warmUpObjects(in.WarmUp, st, objects)
+	r.WarmUp = nil
+	if in.WarmUp.set() {
+		r.WarmUp = &results.WarmUp{Objects: in.WarmUp.Objects, DurationS: in.WarmUp.Duration.Seconds(), LeftOutObjects: len(warm)}
+		for _, p := range pods {
+			if warm[p.RSUID] {
+				r.WarmUp.Pods++
+			}
+		}
+	}
+	// steady are the samples the rows take: not of a warm-up object.
+	steady := func(samples []sample) []sample {
+		if len(warm) == 0 {
+			return samples
+		}
+		out := make([]sample, 0, len(samples))
+		for _, s := range samples {
+			u := s.rs
+			if s.pod != nil {
+				u = s.pod.RSUID
+			}
+			if !warm[u] {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
 
 	// uidFor is the UID a step is stamped on for pod p.
 	uidFor := func(step string, p loadgen.PodOwner) types.UID {
@@ -468,11 +501,12 @@ func Analyze(in Input, r *results.Run) {
 			continue
 		}
 		negative(t, samples)
-		r.Steps = append(r.Steps, split(t, from, samples)...)
+		r.Steps = append(r.Steps, split(t, from, steady(samples))...)
 	}
 	from, e2e, ok := measure(endToEnd)
 	if ok {
 		negative(endToEnd, e2e)
+		e2e = steady(e2e)
 		r.EndToEnd = newStep(endToEnd, from, results.NodesAll, e2e)
 	} else {
 		r.EndToEnd = results.Step{Step: endToEnd.step, Name: endToEnd.name, Nodes: results.NodesAll, From: endToEnd.from[0], To: endToEnd.to,
@@ -515,6 +549,9 @@ func Analyze(in Input, r *results.Run) {
 	if len(pods) == 0 {
 		r.Valid = false
 		r.Invalid = append(r.Invalid, "no pods of the job were observed")
+	} else if r.WarmUp != nil && r.WarmUp.Pods == len(pods) {
+		r.Valid = false
+		r.Invalid = append(r.Invalid, fmt.Sprintf("the warm-up (%s) leaves out all %d pods: no row has a sample", r.WarmUp.Rule(), len(pods)))
 	}
 
 	// Throughput: pods Ready over the time since the first client send.
@@ -545,6 +582,58 @@ func Analyze(in Input, r *results.Run) {
 		}
 		r.Throughput.PerSecond = secs
 	}
+}
+
+// WarmUp is the start of a load left out of a run's rows (Input.WarmUp,
+// a profile's warmUp).
+type WarmUp struct {
+	// Objects: the first this many objects the load generator sent.
+	Objects int `json:"objects,omitempty"`
+	// Duration: the objects sent within this of its first send.
+	Duration loadgen.Duration `json:"duration,omitzero"`
+}
+
+func (w WarmUp) set() bool { return w.Objects > 0 || w.Duration.Duration > 0 }
+
+// Validate refuses a negative warm-up and one that leaves out every one of
+// count objects.
+func (w WarmUp) Validate(count int) error {
+	switch {
+	case w.Objects < 0:
+		return fmt.Errorf("warmUp.objects: %d is negative", w.Objects)
+	case w.Duration.Duration < 0:
+		return fmt.Errorf("warmUp.duration: %v is negative", w.Duration.Duration)
+	case count > 0 && w.Objects >= count:
+		return fmt.Errorf("warmUp.objects: %d leaves out all %d objects of the job: nothing would be measured", w.Objects, count)
+	}
+	return nil
+}
+
+// warmUpObjects are the objects w leaves out: by client.rs.sent, the
+// first w.Objects, and those sent within w.Duration of the first send.
+// An object the load generator did not stamp is never left out.
+func warmUpObjects(w WarmUp, st stamps, objects map[types.UID]bool) map[types.UID]bool {
+	if !w.set() {
+		return nil
+	}
+	type sent struct {
+		uid types.UID
+		ts  int64
+	}
+	var order []sent
+	for _, u := range sortedUIDs(objects) {
+		if a, ok := st.first(loadgen.ClientRSSent, u); ok {
+			order = append(order, sent{u, a.ts})
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].ts < order[j].ts })
+	out := map[types.UID]bool{}
+	for i, o := range order {
+		if i < w.Objects || (w.Duration.Duration > 0 && o.ts-order[0].ts < w.Duration.Nanoseconds()) {
+			out[o.uid] = true
+		}
+	}
+	return out
 }
 
 // populations is each node kind's end to end (from the run's end-to-end

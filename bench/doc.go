@@ -59,6 +59,11 @@
 // passed to every controller-manager as --endpoints-stamp and recorded in
 // run.json).
 //
+// A run's rows may leave out the start of its load (Input.WarmUp, a
+// profile's warmUp, --warm-up-objects/--warm-up-duration): the first
+// objects sent, whose pods still count for validity and throughput;
+// run.json's warm_up records it.
+//
 // The join (Analyze) is pure: events in, results out, tested on synthetic
 // events. Every transition is measured between two stamps of which the first
 // causally precedes the second (each row's Chain says why); a watcher's

@@ -301,9 +301,13 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	if external {
 		latencyProfile = "the cluster's own" // kstep does not run its nodes
 	}
+	var warm WarmUp
+	if opts.FindMax == nil {
+		warm = prof.WarmUpOf()
+	}
 	Analyze(Input{Events: events, Objects: objects, Pods: pods, Replicas: int(prof.Job.Object.Replicas),
 		APIServerOf: apiOf, HollowActors: hollow, LatencyProfile: latencyProfile, EndpointsStamp: prof.EndpointsStamp,
-		Outside: run.OutsideView, External: external, NodeKinds: nodeKinds}, run)
+		Outside: run.OutsideView, External: external, NodeKinds: nodeKinds, WarmUp: warm}, run)
 
 	accountDrops(run, sums)
 

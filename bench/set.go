@@ -8,7 +8,8 @@ import (
 )
 
 // RunSet runs the profile n times, each on a fresh cluster, into
-// opts.OutDir/run-01, run-02, ... and writes opts.OutDir/set.json after
+// opts.OutDir/run-01, run-02, ... and writes opts.OutDir/set.json (with
+// each step's median, range and run-to-run CV), set.md and set.html after
 // each run, so a set cut short still reads as the runs it has. The error is
 // for a run that produced nothing to report; the runs before it are
 // returned with it.

@@ -121,8 +121,15 @@ type SetDelta struct {
 	NewP50  float64 `json:"new_p50_ms"`
 	BaseP99 float64 `json:"base_p99_ms"`
 	NewP99  float64 `json:"new_p99_ms"`
-	P50     Effect  `json:"p50"`
-	P99     Effect  `json:"p99"`
+	// BaseP50CVPct ... are each side's run-to-run coefficient of
+	// variation of the runs' p50 / p99, in percent (TrendPoint): the noise
+	// the shift is judged against.
+	BaseP50CVPct float64 `json:"base_p50_cv_pct"`
+	NewP50CVPct  float64 `json:"new_p50_cv_pct"`
+	BaseP99CVPct float64 `json:"base_p99_cv_pct"`
+	NewP99CVPct  float64 `json:"new_p99_cv_pct"`
+	P50          Effect  `json:"p50"`
+	P99          Effect  `json:"p99"`
 	// BaseN and NewN are the runs of each side that measured the step
 	// (fewer than the set's when some runs lack it).
 	BaseN     int  `json:"base_n"`
@@ -429,6 +436,10 @@ func comparable(sides []side) (refused, unforced []string, cross bool, warnings 
 				// ⑧'s endpoints row times a different write.
 				note(true, "endpoints stamp", r.EndpointsObject(), refName, ref.EndpointsObject(), name)
 			}
+			if r.WarmUp.Rule() != ref.WarmUp.Rule() {
+				// The rows cover another part of the load.
+				note(true, "warm-up", r.WarmUp.Rule(), refName, ref.WarmUp.Rule(), name)
+			}
 			vref := ref
 			if cross {
 				vref = viewRef[external(r)]
@@ -566,10 +577,10 @@ type topoField struct {
 }
 
 // argsFields are the Topology fields that vary a build's flags and
-// failpoints, or how its processes run (ActorProcs): a difference there is
+// failpoints, or how its processes run (ActorProcs, ActorCPUs): a difference there is
 // what a comparison is for.
 var argsFields = map[string]bool{"APIServerArgs": true, "ControllerManagerArgs": true,
-	"SchedulerArgs": true, "NodeArgs": true, "HollowArgs": true, "ActorProcs": true}
+	"SchedulerArgs": true, "NodeArgs": true, "HollowArgs": true, "ActorProcs": true, "ActorCPUs": true}
 
 // topologyDiff lists the fields in which b differs from a, by JSON name
 // with their JSON values, so a new field is compared without a change here.
@@ -613,7 +624,8 @@ type setSteps struct {
 type stepRuns struct {
 	step     Step // the first run's, for its number, name and population
 	p50, p99 []float64
-	runs     []int // each value's run, its index in the set
+	pods     []float64 // each run's samples of the step
+	runs     []int     // each value's run, its index in the set
 }
 
 // stepsOf gathers a set's steps and end to end by Key. A run whose step
@@ -638,6 +650,7 @@ func stepsOf(s *Set) setSteps {
 			}
 			sr.p50 = append(sr.p50, st.P50)
 			sr.p99 = append(sr.p99, st.P99)
+			sr.pods = append(sr.pods, float64(st.Count))
 			sr.runs = append(sr.runs, ri)
 		}
 	}
@@ -650,29 +663,38 @@ type SetStep struct {
 	TrendPoint
 }
 
+// point is the step across its runs: medians, ranges and CVs.
+func (sr *stepRuns) point() TrendPoint {
+	lo50, hi50 := minMax(sr.p50)
+	lo99, hi99 := minMax(sr.p99)
+	return TrendPoint{Runs: len(sr.p50), Pods: int(medianOf(sr.pods)),
+		P50: medianOf(sr.p50), P50Lo: lo50, P50Hi: hi50, P50CVPct: noiseOf(sr.p50).CVPct,
+		P99: medianOf(sr.p99), P99Lo: lo99, P99Hi: hi99, P99CVPct: noiseOf(sr.p99).CVPct}
+}
+
 // StepsAcross is each step of s, in the order the runs first carry them,
-// across the runs: the median and the range of the runs' p50s and p99s, as
-// CompareSets judges them.
+// across the runs: the median, the range and the run-to-run CV of the runs'
+// p50s and p99s, as CompareSets judges them.
 func StepsAcross(s *Set) []SetStep {
 	steps := stepsOf(s)
 	out := make([]SetStep, 0, len(steps.order))
 	for _, k := range steps.order {
 		sr := steps.byKey[k]
-		lo50, hi50 := minMax(sr.p50)
-		lo99, hi99 := minMax(sr.p99)
-		out = append(out, SetStep{Step: sr.step, TrendPoint: TrendPoint{Runs: len(sr.p50),
-			P50: medianOf(sr.p50), P50Lo: lo50, P50Hi: hi50, P99: medianOf(sr.p99), P99Lo: lo99, P99Hi: hi99}})
+		out = append(out, SetStep{Step: sr.step, TrendPoint: sr.point()})
 	}
 	return out
 }
 
-// measure sets one step's two sides beside each other: medians, shifts,
-// intervals and each statistic's own p.
+// measure sets one step's two sides beside each other: medians, CVs,
+// shifts, intervals and each statistic's own p.
 func measure(b, n *stepRuns, alpha float64) SetDelta {
 	d := SetDelta{Key: b.step.Key(), Step: b.step.Step, Name: b.step.Name, Nodes: b.step.Nodes,
 		BaseN: len(b.p50), NewN: len(n.p50)}
-	d.BaseP50, d.NewP50 = medianOf(b.p50), medianOf(n.p50)
-	d.BaseP99, d.NewP99 = medianOf(b.p99), medianOf(n.p99)
+	bp, np := b.point(), n.point()
+	d.BaseP50, d.NewP50 = bp.P50, np.P50
+	d.BaseP99, d.NewP99 = bp.P99, np.P99
+	d.BaseP50CVPct, d.NewP50CVPct = bp.P50CVPct, np.P50CVPct
+	d.BaseP99CVPct, d.NewP99CVPct = bp.P99CVPct, np.P99CVPct
 	d.P50 = effect(b.p50, n.p50, alpha)
 	d.P99 = effect(b.p99, n.p99, alpha)
 	return d

@@ -8,7 +8,11 @@
 //	metrics.prom      the run's figures in the Prometheus text exposition
 //	                  format (export.go), the series Push sends to a
 //	                  Pushgateway
-//	set.json          in a set directory: its runs (run-01, ...), ReadSet
+//	set.json          in a set directory: its runs (run-01, ...), ReadSet,
+//	                  and each step across them (SetRows: median, range,
+//	                  run-to-run CV of the runs' p50 and p99)
+//	set.md, set.html  the set's report (setreport.go): its runs, its rows
+//	                  with their CV, its warm-up
 //
 // and, over several sets or runs of successive builds (`kstep history`),
 //

@@ -132,11 +132,23 @@ type HistoryEntry struct {
 }
 
 // TrendPoint is one step across the runs of one set: the median of the
-// runs' p50s and p99s, as CompareSets takes them, and their range.
+// runs' p50s and p99s, as CompareSets takes them, their range, and their
+// run-to-run coefficient of variation (sample standard deviation over mean,
+// in percent; 0 with fewer than two runs): the noise a comparison of such
+// sets works against. set.json's rows carry it with these keys.
 type TrendPoint struct {
-	Runs              int
-	P50, P50Lo, P50Hi float64
-	P99, P99Lo, P99Hi float64
+	Runs int `json:"runs"`
+	// Pods is the median over the runs of the step's samples in a run:
+	// a p50 of a few pods moves with the pods a run happened to give it.
+	Pods     int     `json:"pods"`
+	P50      float64 `json:"p50_ms"`
+	P50Lo    float64 `json:"p50_min_ms"`
+	P50Hi    float64 `json:"p50_max_ms"`
+	P50CVPct float64 `json:"p50_cv_pct"`
+	P99      float64 `json:"p99_ms"`
+	P99Lo    float64 `json:"p99_min_ms"`
+	P99Hi    float64 `json:"p99_max_ms"`
+	P99CVPct float64 `json:"p99_cv_pct"`
 }
 
 // NewHistory orders sets by their first run's start and compares each with
@@ -345,22 +357,22 @@ func (h *History) entryRows() [][]string {
 	return out
 }
 
-var historyStepHeader = []any{"#", "version", "started", "runs", "p50 ms", "p50 min–max", "p99 ms", "p99 min–max", "against the previous"}
+var historyStepHeader = []any{"#", "version", "started", "runs", "p50 ms", "p50 min–max", "p50 CV %", "p99 ms", "p99 min–max", "p99 CV %", "against the previous"}
 
 func (h *History) stepRows(key string) [][]string {
 	var out [][]string
 	for i, e := range h.Entries {
 		p, ok := e.Points[key]
 		if !ok {
-			out = append(out, []string{fmt.Sprint(i + 1), e.Version, e.Date(), "0", "—", "—", "—", "—", h.stepVerdict(i, key)})
+			out = append(out, []string{fmt.Sprint(i + 1), e.Version, e.Date(), "0", "—", "—", "—", "—", "—", "—", h.stepVerdict(i, key)})
 			continue
 		}
 		v := h.stepVerdict(i, key)
 		for _, c := range h.changesAt(key, i) {
 			v += fmt.Sprintf("; change point: %s %+.1f%% from here", c.Stat, c.SizePct)
 		}
-		out = append(out, []string{fmt.Sprint(i + 1), e.Version, e.Date(), fmt.Sprint(p.Runs), fmtMS(p.P50), fmtMS(p.P50Lo) + "–" + fmtMS(p.P50Hi),
-			fmtMS(p.P99), fmtMS(p.P99Lo) + "–" + fmtMS(p.P99Hi), v})
+		out = append(out, []string{fmt.Sprint(i + 1), e.Version, e.Date(), fmt.Sprint(p.Runs), fmtMS(p.P50), fmtMS(p.P50Lo) + "–" + fmtMS(p.P50Hi), fmtCV(p.P50CVPct, p.Runs),
+			fmtMS(p.P99), fmtMS(p.P99Lo) + "–" + fmtMS(p.P99Hi), fmtCV(p.P99CVPct, p.Runs), v})
 	}
 	return out
 }
@@ -385,7 +397,7 @@ func (h *History) comparisonNotes(i int) []string {
 	return out
 }
 
-const historyIntro = "Each entry is a set of runs of one build (or a single run), oldest first. Per step, the median over the entry's runs of each run's p50 and p99, and their range across runs (min–max). Each entry after the first is compared with the one before, as `kstep compare` does: between runs, a regression when the Mann–Whitney test over per-run values, adjusted for every step's p50 and p99 together, gives p < %g and the Hodges–Lehmann shift exceeds %g %%."
+const historyIntro = "Each entry is a set of runs of one build (or a single run), oldest first. Per step, the median over the entry's runs of each run's p50 and p99, their range across runs (min–max) and their run-to-run coefficient of variation (CV: standard deviation over mean). Each entry after the first is compared with the one before, as `kstep compare` does: between runs, a regression when the Mann–Whitney test over per-run values, adjusted for every step's p50 and p99 together, gives p < %g and the Hodges–Lehmann shift exceeds %g %%."
 
 const changeIntro = "Change points: over the entries, each step's p50 and p99 series split where its level lasts changed (E-divisive, a permutation test per split at p ≤ %g with a fixed seed, segments of at least %d entries), named by the first entry after the change, with the means either side."
 

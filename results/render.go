@@ -24,6 +24,17 @@ func fmtMS(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
+// FormatCV is a run-to-run coefficient of variation for a table: percent
+// to 0.1, "—" when fewer than two runs give it none.
+func FormatCV(cvPct float64, runs int) string {
+	if runs < 2 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", cvPct)
+}
+
+func fmtCV(cvPct float64, runs int) string { return FormatCV(cvPct, runs) }
+
 // fmtLatency is fmtMS with its unit.
 func fmtLatency(v float64) string {
 	s := fmtMS(v)

@@ -108,10 +108,48 @@ type Run struct {
 	Etcd []EtcdMember `json:"etcd,omitempty"`
 	// Disruptions seen during the load, in order; a healthy run has none.
 	Disruptions []Disruption `json:"disruptions,omitempty"`
+	// WarmUp is the start of the load the rows leave out (the steps, end
+	// to end and the populations; validity, throughput, the costs per pod
+	// and the waterfalls count every pod); nil: none left out.
+	WarmUp *WarmUp `json:"warm_up,omitempty"`
 	// FindMax is the capacity search of a `kstep bench --find-max` run:
 	// its curve and its answer. The run's step table is then the highest
 	// step that held the SLO.
 	FindMax *FindMax `json:"find_max,omitempty"`
+}
+
+// WarmUp is the start of a run's load left out of its rows: the objects
+// among the first Objects the load generator sent, and those sent within
+// DurationS of its first send. A fresh cluster's first objects meet cold
+// caches, informers still syncing and a Go heap still growing; leaving
+// them out measures the steady state the rest of the load sees.
+type WarmUp struct {
+	Objects   int     `json:"objects,omitempty"`
+	DurationS float64 `json:"duration_s,omitempty"`
+	// LeftOutObjects and Pods are what the rule left out in this run.
+	LeftOutObjects int `json:"left_out_objects"`
+	Pods           int `json:"pods"`
+}
+
+// Text says the warm-up in one line.
+func (w *WarmUp) Text() string {
+	var rule []string
+	if w.Objects > 0 {
+		rule = append(rule, fmt.Sprintf("the first %d objects", w.Objects))
+	}
+	if w.DurationS > 0 {
+		rule = append(rule, fmt.Sprintf("those sent in the first %g s", w.DurationS))
+	}
+	return fmt.Sprintf("%s of the load left out of the rows (%d objects, %d pods)", strings.Join(rule, " and "), w.LeftOutObjects, w.Pods)
+}
+
+// Rule is the warm-up's rule alone (what two runs must share to be
+// measured alike): "objects=N duration=Ts", "none" for nil.
+func (w *WarmUp) Rule() string {
+	if w == nil {
+		return "none"
+	}
+	return fmt.Sprintf("objects=%d duration=%gs", w.Objects, w.DurationS)
 }
 
 // FindMax is a capacity search on one cluster: steps at rising offered

@@ -32,6 +32,10 @@ type SetManifest struct {
 	// runs that produced a run.json, relative to the set's.
 	Repeat int      `json:"repeat"`
 	Runs   []string `json:"runs"`
+	// Rows are each step across the runs (SetRows): the median, range
+	// and run-to-run CV of the runs' p50 and p99. Written with the set's
+	// report (WriteSetReport); ReadSet does not need them.
+	Rows []SetRow `json:"rows,omitempty"`
 }
 
 // Set is runs of one build, profile and provider: a set directory, or a
@@ -66,14 +70,7 @@ func ReadSet(path string) (*Set, error) {
 		return s, nil
 	}
 	var dirs []string
-	if b, err := os.ReadFile(filepath.Join(path, SetFile)); err == nil {
-		var m SetManifest
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("set %s: %w", path, err)
-		}
-		if m.Schema != SetSchema {
-			return nil, fmt.Errorf("set %s: schema %q, this kstep reads %q", path, m.Schema, SetSchema)
-		}
+	if m, err := ReadSetManifest(path); err == nil {
 		for _, d := range m.Runs {
 			dirs = append(dirs, filepath.Join(path, d))
 		}
@@ -103,6 +100,23 @@ func ReadSet(path string) (*Set, error) {
 		s.Dirs = append(s.Dirs, d)
 	}
 	return s, nil
+}
+
+// ReadSetManifest reads dir/set.json; an error wrapping fs.ErrNotExist
+// when there is none.
+func ReadSetManifest(dir string) (*SetManifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, SetFile))
+	if err != nil {
+		return nil, fmt.Errorf("set: %w", err)
+	}
+	var m SetManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("set %s: %w", dir, err)
+	}
+	if m.Schema != SetSchema {
+		return nil, fmt.Errorf("set %s: schema %q, this kstep reads %q", dir, m.Schema, SetSchema)
+	}
+	return &m, nil
 }
 
 // WriteSetManifest writes dir/set.json.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/cpuset"
 
 	"github.com/kstep-dev/kstep/cluster/etcd"
 )
@@ -70,6 +71,14 @@ type Topology struct {
 	// costly on a virtual machine). Defaults sets DefaultActorProcs when
 	// it is 0.
 	ActorProcs int `json:"actorProcs,omitempty"`
+	// ActorCPUs pins every actor process to these CPUs (a Linux cpuset
+	// list: "1", "0-3", "2,3"): the process provider starts each actor
+	// with that CPU affinity (sched_setaffinity, inherited by all its
+	// threads), the docker provider runs each container with
+	// --cpuset-cpus. The harness (kstep bench's load generator) is not
+	// pinned: with the actors on some CPUs, the kernel keeps it on the
+	// others. "": the kernel places them.
+	ActorCPUs string `json:"actorCPUs,omitempty"`
 	// LinkProxies puts kstep's link proxy (cluster/netfault) in front of
 	// every link a fault can name, inside the actor on its receiving end:
 	// each etcd member's peer port (so Partition can cut a member off its
@@ -200,6 +209,8 @@ func (t Topology) Validate() error {
 		return fmt.Errorf("controllerManagers (%d) and schedulers (%d) must not be negative", t.ControllerManagers, t.Schedulers)
 	case t.ActorProcs < 0:
 		return fmt.Errorf("actorProcs: %d is negative: give each actor's GOMAXPROCS, at least 1", t.ActorProcs)
+	case t.ActorCPUs != "" && ParseCPUs(t.ActorCPUs) == nil:
+		return fmt.Errorf("actorCPUs: %q is not a CPU list (\"1\", \"0-3\", \"2,3\") of CPUs below %d", t.ActorCPUs, maxCPU)
 	case t.APIServers == 0 && t.ControllerManagers+t.Schedulers > 0:
 		return fmt.Errorf("controller-managers and schedulers need an apiserver: set apiservers ≥ 1 or run them with 0")
 	}
@@ -341,11 +352,36 @@ func (e EtcdTuning) AttemptTimeout() time.Duration {
 	return 2 * e.ElectionTimeout.Duration
 }
 
+// maxCPU bounds a CPU number in ActorCPUs: a cpuset list "0-99999999"
+// must not become a set of a hundred million CPUs.
+const maxCPU = 4096
+
+// ParseCPUs is a cpuset list's CPUs, sorted; nil when it is not one, is
+// empty, or names a CPU at or above maxCPU.
+func ParseCPUs(list string) []int {
+	// Bound the ranges before expanding them.
+	for _, part := range strings.Split(list, ",") {
+		for _, n := range strings.Split(part, "-") {
+			if v, err := strconv.Atoi(strings.TrimSpace(n)); err != nil || v < 0 || v >= maxCPU {
+				return nil
+			}
+		}
+	}
+	set, err := cpuset.Parse(list)
+	if err != nil || set.Size() == 0 {
+		return nil
+	}
+	return set.List()
+}
+
 // ProcsText describes ActorProcs for a report line, "" when unset (a run
 // recorded before the field: Go's default, every CPU).
 func (t Topology) ProcsText() string {
 	if t.ActorProcs == 0 {
 		return ""
+	}
+	if t.ActorCPUs != "" {
+		return fmt.Sprintf("actor processes: GOMAXPROCS %d each, pinned to CPUs %s", t.ActorProcs, t.ActorCPUs)
 	}
 	return fmt.Sprintf("actor processes: GOMAXPROCS %d each", t.ActorProcs)
 }

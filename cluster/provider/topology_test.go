@@ -53,6 +53,21 @@ func TestTopologyValidate(t *testing.T) {
 	}
 }
 
+// ActorCPUs is a CPU list, bounded before it is expanded.
+func TestActorCPUs(t *testing.T) {
+	for list, want := range map[string][]int{"1": {1}, "0-3": {0, 1, 2, 3}, "2,0": {0, 2}, "0-1,3": {0, 1, 3},
+		"": nil, "x": nil, "3-1": nil, "-1": nil, "0-99999999": nil, "4096": nil, "1,,2": nil} {
+		if got := ParseCPUs(list); !slices.Equal(got, want) {
+			t.Errorf("ParseCPUs(%q) = %v, want %v", list, got, want)
+		}
+		c := DefaultTopology()
+		c.ActorCPUs = list
+		if err := c.Validate(); (err == nil) != (want != nil || list == "") {
+			t.Errorf("Validate with actorCPUs %q: %v", list, err)
+		}
+	}
+}
+
 // A profile's or scenario's etcd block overrides only what it sets, and
 // timing etcd would refuse is refused before anything starts.
 func TestEtcdTimingDefaultsAndValidate(t *testing.T) {

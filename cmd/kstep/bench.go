@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -26,7 +27,10 @@ func newBenchCmd() *cobra.Command {
 	var extra provider.Topology // only its *Args fields: appended to the profile's
 	var hollowEvents, outsideView bool
 	var actorProcs int
+	var actorCPUs string
 	var findMax bool
+	var warmUpObjects int
+	var warmUpDuration time.Duration
 	fm := bench.DefaultFindMax()
 	var ab bool
 	var co results.CompareOptions
@@ -116,8 +120,30 @@ profile and provider).`,
 			if cmd.Flags().Changed("actor-procs") {
 				c.ActorProcs = actorProcs
 			}
+			if cmd.Flags().Changed("actor-cpus") {
+				c.ActorCPUs = actorCPUs
+				if err := c.Validate(); err != nil {
+					return usageError{err}
+				}
+			}
 			if cmd.Flags().Changed("outside-view") {
 				prof.OutsideView = outsideView
+			}
+			if cmd.Flags().Changed("warm-up-objects") || cmd.Flags().Changed("warm-up-duration") {
+				if findMax {
+					return usageError{fmt.Errorf("--warm-up-objects and --warm-up-duration do not go with --find-max: a capacity search judges each step whole")}
+				}
+				w := prof.WarmUpOf()
+				if cmd.Flags().Changed("warm-up-objects") {
+					w.Objects = warmUpObjects
+				}
+				if cmd.Flags().Changed("warm-up-duration") {
+					w.Duration.Duration = warmUpDuration
+				}
+				if err := w.Validate(prof.Job.Count); err != nil {
+					return usageError{err}
+				}
+				prof.WarmUp = &w
 			}
 			n := max(prof.Repeat, 1)
 			if cmd.Flags().Changed("repeat") {
@@ -255,8 +281,11 @@ profile and provider).`,
 	f.StringArrayVar(&extra.ControllerManagerArgs, "controller-manager-arg", nil, "extra flag for every controller-manager (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.StringArrayVar(&extra.SchedulerArgs, "scheduler-arg", nil, "extra flag for every scheduler (repeatable; commas are kept: --controller-manager-arg=--controllers=*,-endpointslice is one flag)")
 	f.BoolVar(&hollowEvents, "hollow-events", true, "the hollow kubelets write Events as real kubelets do; false measures the control plane without them (overrides the profile's cluster.hollowEvents; run.json records it)")
+	f.StringVar(&actorCPUs, "actor-cpus", "", "pin every actor to these CPUs, a list like 1 or 2-3 (process: the actors' CPU affinity; docker: --cpuset-cpus; the load generator is not pinned) (overrides the profile's cluster.actorCPUs; run.json records it)")
 	f.IntVar(&actorProcs, "actor-procs", 0, "every actor's GOMAXPROCS (overrides the profile's cluster.actorProcs; default: the host's CPUs shared among the busy actors, at least 1; run.json records it)")
 	f.BoolVar(&outsideView, "outside-view", false, "the load generator's watches also stamp what is seen from outside the cluster, and the report gets the outside rows (overrides the profile's outsideView; always on with --provider external; run.json records it)")
+	f.IntVar(&warmUpObjects, "warm-up-objects", 0, "leave the first N objects the load sends out of the rows (their pods still count for validity, throughput and costs; overrides the profile's warmUp.objects; default: the profile's, else none; run.json records it, and compare refuses sets that differ in it)")
+	f.DurationVar(&warmUpDuration, "warm-up-duration", 0, "also leave out the objects sent within this of the load's first send (overrides the profile's warmUp.duration; 0: none)")
 	f.BoolVar(&findMax, "find-max", false, "a capacity search instead of the profile's job: on one cluster, the profile's object offered at a rising rate (×--find-max-factor a step, each step --find-max-step-duration or --find-max-step-pods pods, its pods deleted before the next), then bisection, until the SLO breaks; reports the highest sustained pods/s and the curve")
 	f.Float64Var(&fm.StartPodsPerS, "find-max-start", fm.StartPodsPerS, "with --find-max: the first step's offered pods/s")
 	f.Float64Var(&fm.Factor, "find-max-factor", fm.Factor, "with --find-max: the rate's factor from a step that held the SLO to the next")
@@ -291,8 +320,8 @@ func benchFailed(err error) error {
 }
 
 // setTable prints one line per run and, per step, the median of the runs'
-// p50 and p99 with their range: the spread between runs that compare
-// judges.
+// p50 and p99 with their range and run-to-run CV: the spread between runs
+// that compare judges.
 func setTable(w io.Writer, runs []*results.Run) error {
 	t := tablewriter.NewWriter(w)
 	if runs[0].FindMax != nil {
@@ -319,11 +348,16 @@ func setTable(w io.Writer, runs []*results.Run) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	t = tablewriter.NewWriter(w)
-	t.Header("step", "transition", "nodes", "runs", "p50 median", "p50 range", "p99 median", "p99 range")
-	for _, st := range results.StepsAcross(&results.Set{Runs: runs}) {
-		_ = t.Append([]string{st.Step.Step, st.Step.Name, st.Step.Nodes, fmt.Sprint(st.Runs),
-			f2(st.P50), f2(st.P50Lo) + "–" + f2(st.P50Hi), f2(st.P99), f2(st.P99Lo) + "–" + f2(st.P99Hi)})
+	return setStepTable(w, results.SetRows(&results.Set{Runs: runs}))
+}
+
+// setStepTable prints a set's steps across its runs: per step the median,
+// range and run-to-run CV of the runs' p50 and p99.
+func setStepTable(w io.Writer, rows []results.SetRow) error {
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+	t.Header(results.SetRowHeader()...)
+	for _, r := range rows {
+		_ = t.Append(results.SetRowCells(r))
 	}
 	return t.Render()
 }

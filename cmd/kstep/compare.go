@@ -42,6 +42,10 @@ alpha). The mirror image is reported as an improvement. Judging between
 runs, not between pods, is the point: two runs of one build differ by more
 than their pods' samples say.
 
+Beside each side's median, the row's run-to-run coefficient of variation
+on each side (CV % base/new: the standard deviation of the runs' values
+over their mean), the noise the shift is judged against.
+
 The smallest p that n and m runs allow is 2/C(n+m, n): at --alpha 0.05 that
 takes at least 4 runs a side, and 5 give the test some power. Sets that
 were not measured alike are refused: a different profile, provider or
@@ -164,7 +168,7 @@ func printComparison(w io.Writer, c *results.Comparison) error {
 	}
 	if len(c.Deltas) > 0 {
 		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
-		t.Header("step", "transition", "nodes", "runs", "p50 base", "p50 new", "Δp50 % [CI]", "p (adj)", "p99 base", "p99 new", "Δp99 % [CI]", "p (adj)", "verdict")
+		t.Header("step", "transition", "nodes", "runs", "p50 base", "p50 new", "p50 CV % b/n", "Δp50 % [CI]", "p (adj)", "p99 base", "p99 new", "p99 CV % b/n", "Δp99 % [CI]", "p (adj)", "verdict")
 		for _, d := range c.Deltas {
 			verdict := d.Verdict
 			if d.Reason != "" && d.Verdict != results.VerdictInconclusive {
@@ -174,8 +178,8 @@ func printComparison(w io.Writer, c *results.Comparison) error {
 				verdict += ": " + d.CannotSee
 			}
 			if err := t.Append([]string{d.Step, d.Name, d.Nodes, fmt.Sprintf("%d/%d", d.BaseN, d.NewN),
-				f2(d.BaseP50), f2(d.NewP50), shift(d.P50), pAdj(d.P50),
-				f2(d.BaseP99), f2(d.NewP99), shift(d.P99), pAdj(d.P99), verdict}); err != nil {
+				f2(d.BaseP50), f2(d.NewP50), cvPair(d.BaseP50CVPct, d.BaseN, d.NewP50CVPct, d.NewN), shift(d.P50), pAdj(d.P50),
+				f2(d.BaseP99), f2(d.NewP99), cvPair(d.BaseP99CVPct, d.BaseN, d.NewP99CVPct, d.NewN), shift(d.P99), pAdj(d.P99), verdict}); err != nil {
 				return err
 			}
 		}
@@ -209,6 +213,11 @@ func printLeftOut(w io.Writer, c *results.Comparison) {
 	for _, l := range c.LeftOut {
 		fmt.Fprintf(w, "  - %s %s [%s], only in %s: %s\n", l.Step, l.Name, l.Nodes, l.In, l.Why)
 	}
+}
+
+// cvPair is a row's run-to-run CV on each side, "base/new".
+func cvPair(base float64, baseN int, cur float64, curN int) string {
+	return results.FormatCV(base, baseN) + "/" + results.FormatCV(cur, curN)
 }
 
 func shift(e results.Effect) string {

@@ -59,7 +59,7 @@ the hollow kubelets' Events explicit), each actor's step events in
 external --kubeconfig" against it then measures the same cluster a process
 run of the profile measures: what "kstep compare" sets beside it (the
 cross view). The flags that shape the cluster are refused beside it; the
-extra actor flags (--apiserver-arg, ...), --hollow-events and --actor-procs apply on top,
+extra actor flags (--apiserver-arg, ...), --hollow-events, --actor-procs and --actor-cpus apply on top,
 as they do in bench.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -179,6 +179,7 @@ as they do in bench.`,
 	f.StringVar(&cfg.Etcd.LogLevel, "etcd-log-level", "", "etcd members' log level (default: kstep etcd's)")
 	f.DurationVar(&cfg.Etcd.HeartbeatInterval.Duration, "etcd-heartbeat-interval", cfg.Etcd.HeartbeatInterval.Duration, "etcd members' Raft heartbeat (etcd's own default: 100ms)")
 	f.DurationVar(&cfg.Etcd.ElectionTimeout.Duration, "etcd-election-timeout", cfg.Etcd.ElectionTimeout.Duration, "etcd members' Raft election timeout, at least 5 heartbeats (etcd's own default: 1s)")
+	f.StringVar(&cfg.ActorCPUs, "actor-cpus", cfg.ActorCPUs, "pin every actor to these CPUs, a list like 1 or 2-3 (process: the actors' CPU affinity; docker: --cpuset-cpus; default: the kernel places them)")
 	f.IntVar(&cfg.ActorProcs, "actor-procs", cfg.ActorProcs, "every actor's GOMAXPROCS (default: the host's CPUs shared among the actors that work under load, at least 1; Go's own default is every CPU)")
 	f.StringVar(&leaseTiming, "lease-timing", leaseTiming, "the Leases' timing: upstream (leader election 15s/10s/2s, each node's Lease renewed every 10s, its status every 5m when nothing changed, a node unhealthy after 50s without a renewal; holds under load) or kstep (2s/1.5s/250ms, a Lease every 2s, 8s of grace: a death seen within seconds, what the chaos engine runs); an actor flag given with --*-arg wins")
 	f.BoolVar(&cfg.Insecure, "insecure", false, "serve the API over plain HTTP with every caller the admin (no PKI): to measure what security costs")
@@ -219,6 +220,9 @@ func profileSpec(cfg provider.Spec, name, providerName string, changed func(stri
 	}
 	if changed("actor-procs") {
 		c.ActorProcs = cfg.ActorProcs
+	}
+	if changed("actor-cpus") {
+		c.ActorCPUs = cfg.ActorCPUs
 	}
 	if err := prof.Validate(); err != nil {
 		return cfg, err

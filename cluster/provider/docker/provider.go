@@ -771,6 +771,8 @@ func (p *Provider) create(ctx context.Context, st *clusterState, a actorState) e
 		}
 		hc.Mounts = mounts
 		hc.PortBindings = bindings
+		// Topology.ActorCPUs: every container on those CPUs.
+		hc.Resources.CpusetCpus = p.cfg.Topology.ActorCPUs
 	}
 	req := testcontainers.ContainerRequest{
 		Image:          a.Image,

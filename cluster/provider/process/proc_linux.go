@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
+	"runtime"
 	"slices"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // sysProcAttr places a child: always in a session of its own, so a ^C in
@@ -69,4 +73,38 @@ func sameProcess(ref procRef) bool {
 		got = append(got, string(a))
 	}
 	return slices.Equal(got, ref.Args)
+}
+
+// startPinned starts cmd with its CPU affinity set to cpus (none: as the
+// kernel places it). A child inherits the affinity of the thread that
+// forks it, and every thread it makes inherits its own, so the thread that
+// starts it narrows its own affinity to cpus for the fork and restores it
+// after: the whole actor runs on cpus from its first instruction, which a
+// sched_setaffinity on its PID after the start (its main thread alone,
+// after the Go runtime made others) would not give.
+func startPinned(cmd *exec.Cmd, cpus []int) error {
+	if len(cpus) == 0 {
+		return cmd.Start()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var was, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		return fmt.Errorf("CPU affinity: %w", err)
+	}
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("pin to CPUs %v: %w (are they online, and in this process's cpuset?)", cpus, err)
+	}
+	err := cmd.Start()
+	if rerr := unix.SchedSetaffinity(0, &was); rerr != nil && err == nil {
+		// The thread stays locked (and so retired with its goroutine)
+		// rather than run other goroutines on the narrowed CPUs; a
+		// foreground child's Pdeathsig then fires: fail its start.
+		runtime.LockOSThread()
+		return fmt.Errorf("restore CPU affinity: %w", rerr)
+	}
+	return err
 }

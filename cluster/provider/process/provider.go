@@ -333,6 +333,7 @@ func (p *Provider) plan() ([]actorState, error) {
 			Args:        c.Args,
 			Ports:       c.Ports,
 			DataDir:     c.DataDir,
+			CPUs:        provider.ParseCPUs(p.cfg.Topology.ActorCPUs),
 			ReadyURL:    ready + c.ReadyPath,
 			Kubeconfig:  c.Kubeconfig,
 			APIServer:   c.APIServer,
@@ -421,7 +422,7 @@ func (p *Provider) spawnLocked(a *actorState, fresh bool) error {
 	// A foreground cluster's actors die with its owner. An actor restarted
 	// by another process cannot be tied to the owner, so it runs detached.
 	cmd.SysProcAttr = sysProcAttr(p.st.Detached || p.st.Owner.PID != os.Getpid())
-	if err := cmd.Start(); err != nil {
+	if err := startPinned(cmd, a.CPUs); err != nil {
 		return fmt.Errorf("%s: start %s: %w", a.Name, p.st.Binary, err)
 	}
 	c := &child{pid: cmd.Process.Pid, done: make(chan struct{})}

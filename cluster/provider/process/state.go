@@ -63,6 +63,9 @@ type actorState struct {
 	User        string   `json:"user,omitempty"`
 	Groups      []string `json:"groups,omitempty"`
 	HollowNodes []string `json:"hollowNodes,omitempty"`
+	// CPUs are the CPUs the actor is pinned to (Topology.ActorCPUs);
+	// restarts pin it alike. None: the kernel places it.
+	CPUs []int `json:"cpus,omitempty"`
 }
 
 // component is the plan's Component the actor was made from.
