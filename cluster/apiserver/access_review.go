@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -31,7 +30,7 @@ func (s *Server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Req
 		return
 	}
 	review := &authorizationv1.SelfSubjectAccessReview{}
-	if !s.decodeReview(w, r, review) {
+	if !s.decodeReview(w, r, review, false) {
 		return
 	}
 	status, err := s.review(r, u, review.Spec.ResourceAttributes, review.Spec.NonResourceAttributes)
@@ -60,7 +59,7 @@ func (s *Server) serveSubjectAccessReview(w http.ResponseWriter, r *http.Request
 		return
 	}
 	review := &authorizationv1.SubjectAccessReview{}
-	if !s.decodeReview(w, r, review) {
+	if !s.decodeReview(w, r, review, false) {
 		return
 	}
 	spec := review.Spec
@@ -91,13 +90,17 @@ func invalidReview(msg string) error {
 		Details: &metav1.StatusDetails{Group: authorizationv1.GroupName, Kind: "SubjectAccessReview"}}}
 }
 
-// decodeReview reads an access review's body (JSON or protobuf) into
-// review, answering a failure itself.
-func (s *Server) decodeReview(w http.ResponseWriter, r *http.Request, review runtime.Object) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes))
+// decodeReview reads a review's body (JSON or protobuf; bounded in size
+// and time, readBody) into review, answering a failure itself. An empty
+// body decodes to nothing only when emptyOK.
+func (s *Server) decodeReview(w http.ResponseWriter, r *http.Request, review runtime.Object, emptyOK bool) bool {
+	body, err := s.readBody(w, r)
 	if err != nil {
-		writeError(w, badRequest("reading the request body: %v", err))
+		writeError(w, err)
 		return false
+	}
+	if len(body) == 0 && emptyOK {
+		return true
 	}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), protobufType) {
 		_, _, err = protobufCodec.Decode(body, nil, review)
@@ -142,11 +145,16 @@ var ssrResource = authenticationv1.SchemeGroupVersion.WithResource("selfsubjectr
 
 // serveSelfSubjectReview answers a SelfSubjectReview with the request's
 // user; asking needs create on selfsubjectreviews (system:basic-user
-// grants it, as upstream). The body, if any, is not read: the review has no
-// spec.
+// grants it, as upstream). The review has no spec, but its body (kubectl
+// sends one; none is taken too) is read and decoded before the answer:
+// over HTTP/2 an answer before the body's end resets the client's stream,
+// which then failed now and then.
 func (s *Server) serveSelfSubjectReview(w http.ResponseWriter, r *http.Request) {
 	u, ok := s.selfReviewer(w, r, ssrResource)
 	if !ok {
+		return
+	}
+	if !s.decodeReview(w, r, &authenticationv1.SelfSubjectReview{}, true) {
 		return
 	}
 	info := authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}

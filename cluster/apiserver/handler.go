@@ -195,21 +195,27 @@ func validDryRun(kind string, values []string) error {
 
 // readBody reads the request body, refusing it with 413 past the limit
 // before anything is decoded or written.
-func (q *request) readBody() ([]byte, error) {
-	limit := q.s.opts.MaxRequestBytes
-	if q.r.ContentLength > limit {
+func (q *request) readBody() ([]byte, error) { return q.s.readBody(q.w, q.r) }
+
+// readBody reads r's body to its end, at most MaxRequestBytes (413 past
+// it) within BodyReadTimeout (400 after it): every handler that answers a
+// request with a body reads it so first, since over HTTP/2 an answer sent
+// before the body's end resets the client's stream.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	limit := s.opts.MaxRequestBytes
+	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
-	rc := http.NewResponseController(q.w)
-	_ = rc.SetReadDeadline(time.Now().Add(q.s.opts.BodyReadTimeout))
-	b, err := io.ReadAll(http.MaxBytesReader(q.w, q.r.Body, limit))
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.opts.BodyReadTimeout))
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err == nil {
 		_ = rc.SetReadDeadline(time.Time{})
 	} else {
 		// The deadline stays past and the connection closes after the
 		// answer: net/http would otherwise wait for the rest of a stalled
 		// body before answering.
-		q.w.Header().Set("Connection", "close")
+		w.Header().Set("Connection", "close")
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError

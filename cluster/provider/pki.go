@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -40,8 +41,10 @@ import (
 // peer certificates, so no client certificate opens a peer URL. A
 // certificate of the cluster's CA (a controller-manager's, a kubelet's)
 // opens neither. The two CAs' keys are never written: nothing issues an
-// etcd certificate after Up. Only the members and the apiservers see
-// these files (the docker provider mounts them into no other container).
+// etcd certificate after Up. Each actor is given only the files its own
+// flags name (Component.Files): a member its own two pairs and the two
+// CAs, an apiserver its etcd client certificate and etcd's CA; no actor the
+// admin certificate, another member's key or the cluster CA's key.
 
 // PKIFiles are the paths of a cluster's PKI.
 type PKIFiles struct{ Dir string }
@@ -118,6 +121,33 @@ func (f PKIFiles) apiserverEtcdClient(ext string) string {
 // EtcdDir is the directory of the cluster's etcd PKI, which only etcd
 // members and apiservers may see.
 func (f PKIFiles) EtcdDir() string { return f.etcdDir() }
+
+// Files are the files of the state directory stateDir (as c sees it) that
+// c's argv names: its certificates, keys, token files and kubeconfig, in
+// argv order, each once. They are all c may read there (least privilege):
+// the docker provider mounts these alone into c's container, read-only,
+// and the process provider passes no other. A value is found anywhere in
+// an argument after an "=" (--kubelet-arg=--tls-cert-file=<path>) or as
+// the argument itself (--flag <path>), so an extra flag of the
+// topology's that names such a file brings it along.
+func (c Component) Files(stateDir string) []string {
+	dirs := []string{PKIPaths(stateDir).Dir + string(filepath.Separator),
+		filepath.Dir(componentKubeconfig(stateDir, c.Name)) + string(filepath.Separator)}
+	var out []string
+	for _, arg := range c.Args {
+		for v := arg; ; {
+			if p := filepath.Clean(v); slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(p, d) }) && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+			_, rest, ok := strings.Cut(v, "=")
+			if !ok {
+				break
+			}
+			v = rest
+		}
+	}
+	return out
+}
 
 // EtcdAdmin are the CA, certificate and key of kstep-etcd-admin, kstep's
 // operator identity toward etcd (etcdctl's --cacert, --cert, --key).

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -19,12 +20,26 @@ func main() {
 	conc := flag.Int("concurrency", 100, "creates in flight at once")
 	size := flag.Int("value-bytes", 1800, "bytes per value (a stored pod with its managed fields is about 1.8 KB)")
 	prefix := flag.String("prefix", "/etcdfloor/", "key prefix (the keys are left in etcd)")
+	// etcdctl's flags and variables: kstep up prints the operator
+	// certificate of a secure cluster's etcd as ETCDCTL_CACERT, _CERT, _KEY.
+	cacert := flag.String("cacert", os.Getenv("ETCDCTL_CACERT"), "CA of the members' client URLs (https endpoints)")
+	cert := flag.String("cert", os.Getenv("ETCDCTL_CERT"), "client certificate (https endpoints)")
+	key := flag.String("key", os.Getenv("ETCDCTL_KEY"), "client certificate's key (https endpoints)")
 	flag.Parse()
 	if *n <= 0 || *conc <= 0 || *size < 0 {
 		fmt.Fprintln(os.Stderr, "etcdfloor: -n and -concurrency must be positive, -value-bytes not negative")
 		os.Exit(2)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*endpoints, ","), DialTimeout: 5 * time.Second})
+	cfg := clientv3.Config{Endpoints: strings.Split(*endpoints, ","), DialTimeout: 5 * time.Second}
+	if strings.HasPrefix(*endpoints, "https://") {
+		tc, err := (transport.TLSInfo{TrustedCAFile: *cacert, CertFile: *cert, KeyFile: *key}).ClientConfig()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "etcdfloor: TLS:", err)
+			os.Exit(2)
+		}
+		cfg.TLS = tc
+	}
+	cli, err := clientv3.New(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "etcdfloor:", err)
 		os.Exit(1)

@@ -113,6 +113,8 @@ func TestDockerProvider(t *testing.T) {
 	// The ops ports, the real nodes' kubelets' included, over the ports
 	// Docker publishes.
 	checkOpsPortsAuth(ctx, t, p, cfg.StateDir)
+	// Each container holds only its own credentials (#57).
+	checkContainerCredentials(ctx, t, cfg.StateDir)
 
 	// 6 app pods Ready on the 2 real nodes.
 	cs := clientFor(t, p.Kubeconfig(), "kstep")

@@ -258,8 +258,14 @@ func TestHollowPodIO(t *testing.T) {
 			if prov == "docker" {
 				needDocker(t)
 			}
-			conf, _ := upCLI(t, "--provider", prov, "--etcd-members", "1", "--apiservers", "1",
+			conf, dir := upCLI(t, "--provider", prov, "--etcd-members", "1", "--apiservers", "1",
 				"--controller-managers", "1", "--schedulers", "1", "--hollow-nodes", "2")
+			// Each actor holds only its own credentials (#57).
+			if prov == "docker" {
+				checkContainerCredentials(t.Context(), t, dir)
+			} else {
+				checkProcessCredentials(t, dir)
+			}
 			k := kubectl{t: t, path: kubectlPath(t), conf: conf}
 			k.run("create", "deployment", "web", "--image=registry.kstep.local/app:v1", "--replicas=2")
 			k.run("rollout", "status", "deployment/web", "--timeout=60s")

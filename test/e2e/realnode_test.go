@@ -236,4 +236,16 @@ func TestRealNodes(t *testing.T) {
 		}
 		return true
 	})
+
+	// kstep down --purge: nothing is left of the cluster, its nodes' data
+	// included (nodes/node-0 was, #56 6d).
+	if err := p.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Purge(); err != nil {
+		t.Fatalf("Purge: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(cfg.StateDir, "*")); len(left) > 0 {
+		t.Errorf("left in the state directory after Purge: %q", left)
+	}
 }

@@ -32,9 +32,11 @@
 // Every actor comes from provider.Plan (the same command lines, PKI,
 // TLS, RBAC and node identities as the process provider, with container
 // addresses: addressing in plan.go), booted and stopped in provider.Boot's
-// and provider.Shutdown's order, so an actor behaves the same in both. The
-// state directory's pki/ and kubeconfigs/ and the host's TraceDir are
-// bind-mounted at the same paths.
+// and provider.Shutdown's order, so an actor behaves the same in both. Of
+// the state directory's pki/ and kubeconfigs/, a container gets only the
+// files its own flags name (provider.Component.Files), each bind-mounted
+// read-only at its path; logs/ and the host's TraceDir are bind-mounted at
+// the same paths.
 //
 // It must not import the actors' packages: its contract with them is the
 // kstep command line and their health endpoints. It needs a local Docker

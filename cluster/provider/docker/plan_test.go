@@ -62,3 +62,43 @@ func TestPlanInContainers(t *testing.T) {
 		t.Errorf("containers reach apiserver-1 at %s", got)
 	}
 }
+
+// Each container is given only its own credentials: one read-only bind
+// mount per file its flags name, never the pki/ or kubeconfigs/ directory;
+// no etcd certificate outside the members and apiservers, and the etcd
+// admin's and the CA's keys in none.
+func TestContainersMountOnlyTheirOwnCredentials(t *testing.T) {
+	spec := provider.Spec{Topology: provider.Topology{EtcdMembers: 3, APIServers: 2, ControllerManagers: 1, Schedulers: 1,
+		RealNodes: 1, HollowNodes: 2}, StateDir: "/s"}
+	spec.Defaults()
+	ports := make([]int, planSize(spec))
+	actors := plan(spec, "abc", map[string]string{"control-plane": "cp:1", "node": "node:1"}, ports)
+	for _, a := range actors {
+		var got []string
+		for _, m := range credentialMounts(a.Component, spec.StateDir) {
+			if m.Type != "bind" || !m.ReadOnly || m.Source != m.Target {
+				t.Errorf("%s: mount %+v, want a read-only bind at the same path", a.Name, m)
+			}
+			got = append(got, m.Source)
+		}
+		if want := a.Component.Files(spec.StateDir); !slices.Equal(got, want) {
+			t.Errorf("%s mounts %q, want %q", a.Name, got, want)
+		}
+		for _, f := range got {
+			etcd := strings.HasPrefix(f, "/s/pki/etcd/")
+			switch {
+			case f == "/s/pki" || f == "/s/kubeconfigs" || f == "/s/pki/ca.key" || strings.HasPrefix(f, "/s/pki/etcd/admin."):
+				t.Errorf("%s mounts %s", a.Name, f)
+			case etcd && a.Role != provider.RoleEtcd && a.Role != provider.RoleAPIServer:
+				t.Errorf("%s mounts etcd's %s", a.Name, f)
+			case etcd && a.Role == provider.RoleEtcd && strings.HasSuffix(f, ".key") && !strings.HasPrefix(f, "/s/pki/etcd/"+a.Name):
+				t.Errorf("%s mounts another member's %s", a.Name, f)
+			case strings.HasPrefix(f, "/s/kubeconfigs/") && f != "/s/kubeconfigs/"+a.Name+".kubeconfig":
+				t.Errorf("%s mounts another actor's %s", a.Name, f)
+			}
+		}
+		if a.Role != provider.RoleRegistry && len(got) == 0 {
+			t.Errorf("%s mounts no credentials", a.Name)
+		}
+	}
+}

@@ -735,20 +735,14 @@ func (p *Provider) create(ctx context.Context, st *clusterState, a actorState) e
 	}
 	mounts := []mount.Mount{
 		{Type: mount.TypeBind, Source: filepath.Dir(a.LogPath), Target: filepath.Dir(a.LogPath)},
-		{Type: mount.TypeBind, Source: filepath.Join(p.cfg.StateDir, "kubeconfigs"), Target: filepath.Join(p.cfg.StateDir, "kubeconfigs"), ReadOnly: true},
 	}
 	if p.cfg.TraceDir != "" {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: p.cfg.TraceDir, Target: p.cfg.TraceDir})
 	}
-	if !p.cfg.Insecure {
-		files := provider.PKIPaths(p.cfg.StateDir)
-		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: files.Dir, Target: files.Dir, ReadOnly: true})
-		if a.Role != provider.RoleEtcd && a.Role != provider.RoleAPIServer {
-			// etcd's certificates are the members' and the apiservers'
-			// only: every other container sees an empty directory there.
-			mounts = append(mounts, mount.Mount{Type: mount.TypeTmpfs, Target: files.EtcdDir(), ReadOnly: true})
-		}
-	}
+	// Of the state directory's credentials, the container sees only the
+	// files its own flags name (least privilege): no other actor's key or
+	// kubeconfig, no CA key, no etcd certificate but its own.
+	mounts = append(mounts, credentialMounts(a.Component, p.cfg.StateDir)...)
 	if a.Volume != "" {
 		if _, err := cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: a.Volume, Labels: p.labels(st, a.Name)}); err != nil {
 			return fmt.Errorf("%s: create volume: %w", a.Name, err)
@@ -789,6 +783,16 @@ func (p *Provider) create(ctx context.Context, st *clusterState, a actorState) e
 		return p.run(ctx, cli, req)
 	}
 	return p.runNode(ctx, cli, req, base)
+}
+
+// credentialMounts bind-mount c's own credential files (Component.Files),
+// read-only, at the paths its flags name.
+func credentialMounts(c provider.Component, stateDir string) []mount.Mount {
+	var out []mount.Mount
+	for _, f := range c.Files(stateDir) {
+		out = append(out, mount.Mount{Type: mount.TypeBind, Source: f, Target: f, ReadOnly: true})
+	}
+	return out
 }
 
 // run creates and starts a container; a container that was created but

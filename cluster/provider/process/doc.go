@@ -13,6 +13,9 @@
 //	                         certificate and token files (certs.go); none with
 //	                         Config.Insecure
 //	<state>/etcd/<member>/   each member's data directory
+//	<state>/nodes/<node>/    each real node's data (containerd's root and
+//	                         state); Purge removes it once nothing is
+//	                         mounted in it
 //	<state>/logs/<actor>.log each actor's stdout and stderr
 //	<state>/traces/          each actor's step events when Spec.TraceDir is
 //	                         there (kstep up --profile puts them there);

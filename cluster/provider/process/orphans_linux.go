@@ -57,9 +57,25 @@ func reapOrphanPods(stateDir string) error {
 
 // unmountUnder lazily unmounts every mount point below dir, deepest first.
 func unmountUnder(dir string) error {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	points, err := mountPoints(dir)
 	if err != nil {
 		return fmt.Errorf("reap mounts: %w", err)
+	}
+	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
+	var errs []error
+	for _, mp := range points {
+		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", mp, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mountPoints are the mount points below dir, from /proc/self/mountinfo.
+func mountPoints(dir string) ([]string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
 	}
 	var points []string
 	for _, line := range strings.Split(string(b), "\n") {
@@ -74,14 +90,22 @@ func unmountUnder(dir string) error {
 			points = append(points, mp)
 		}
 	}
-	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-	var errs []error
-	for _, mp := range points {
-		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
-			errs = append(errs, fmt.Errorf("unmount %s: %w", mp, err))
-		}
+	return points, nil
+}
+
+// mountsUnder are the mount points below dir (absolute or not) still
+// there; an unreadable mount table counts as one, so nothing is removed
+// blind.
+func mountsUnder(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return []string{dir + ": " + err.Error()}
 	}
-	return errors.Join(errs...)
+	points, err := mountPoints(abs)
+	if err != nil {
+		return []string{"/proc/self/mountinfo: " + err.Error()}
+	}
+	return points
 }
 
 func unescapeMount(s string) string {

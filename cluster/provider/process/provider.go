@@ -775,10 +775,10 @@ func (p *Provider) Kubeconfig() string {
 	return p.st.Kubeconfig
 }
 
-// Purge deletes what clusters left in the state directory (etcd data, logs,
-// kubeconfig, cluster.json, traces: where `kstep up --profile` puts the
-// step events) and the directory itself if nothing else is in
-// it. It refuses while a recorded cluster has a live actor.
+// Purge deletes what clusters left in the state directory (etcd data, real
+// nodes' data, logs, kubeconfig, cluster.json, traces: where `kstep up
+// --profile` puts the step events) and the directory itself if nothing
+// else is in it. It refuses while a recorded cluster has a live actor.
 func (p *Provider) Purge() error {
 	p.lifecycle.Lock()
 	defer p.lifecycle.Unlock()
@@ -795,9 +795,23 @@ func (p *Provider) Purge() error {
 			}
 		}
 	}
+	// A real node's data (<state>/nodes/<node>: containerd's root and
+	// state) is removed only once nothing is mounted in it: what its pods
+	// left (Down unmounts it too) is unmounted first, so the removal never
+	// descends into a mount (a pod's hostPath volume is the host's own
+	// directory).
+	nodes := filepath.Join(dir, "nodes")
+	if _, err := os.Lstat(nodes); err == nil {
+		if err := reapOrphanPods(nodes); err != nil {
+			return fmt.Errorf("purge %s: %w", dir, err)
+		}
+		if left := mountsUnder(nodes); len(left) > 0 {
+			return fmt.Errorf("purge %s: still mounted under it: %s", dir, strings.Join(left, ", "))
+		}
+	}
 	// Only what kstep creates, so a mistaken --state-dir cannot wipe a
 	// directory that merely exists.
-	for _, name := range []string{"etcd", "logs", "kubeconfig", "kubeconfigs", "pki", "traces", "cluster.json"} {
+	for _, name := range []string{"etcd", "nodes", "logs", "kubeconfig", "kubeconfigs", "pki", "traces", "cluster.json"} {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("purge %s: %w", dir, err)
 		}
