@@ -18,7 +18,7 @@ func TestSchedulingGatedCondition(t *testing.T) {
 	pods := e.cs.CoreV1().Pods("default")
 	pod := func(name string, gated bool) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.kstep.local/app:v1"}}},
+			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.kstep.local/app:v1"}}},
 			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}}}
 		if gated {
 			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/wait"}}
