@@ -75,7 +75,7 @@ func (s *Server) serveLocalSubjectAccessReview(w http.ResponseWriter, r *http.Re
 		return
 	}
 	review := &authorizationv1.LocalSubjectAccessReview{}
-	if !s.decodeReview(w, r, review) {
+	if !s.decodeReview(w, r, review, false) {
 		return
 	}
 	spec := review.Spec
@@ -150,7 +150,7 @@ func (s *Server) serveSelfSubjectRulesReview(w http.ResponseWriter, r *http.Requ
 		return
 	}
 	review := &authorizationv1.SelfSubjectRulesReview{}
-	if !s.decodeReview(w, r, review) {
+	if !s.decodeReview(w, r, review, false) {
 		return
 	}
 	if review.Spec.Namespace == "" {
@@ -279,7 +279,7 @@ func (s *Server) serveTokenReview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	review := &authenticationv1.TokenReview{}
-	if !s.decodeReview(w, r, review) {
+	if !s.decodeReview(w, r, review, false) {
 		return
 	}
 	token := review.Spec.Token

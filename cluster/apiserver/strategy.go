@@ -61,6 +61,10 @@ func randomSuffix(n int) string {
 	return string(b)
 }
 
+// SchedulingGatedMessage is upstream's message of the PodScheduled=False
+// condition a pod created with scheduling gates gets.
+const SchedulingGatedMessage = "Scheduling is blocked due to non-empty scheduling gates"
+
 // prepareForCreate fills the system fields of a new object.
 func prepareForCreate(r *resource, obj runtime.Object, now metav1.Time) {
 	m := objectMeta(obj)
@@ -89,6 +93,11 @@ func prepareForCreate(r *resource, obj runtime.Object, now metav1.Time) {
 		o.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(&o.Spec)}
 		if o.Spec.NodeName != "" {
 			o.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now}}
+		} else if len(o.Spec.SchedulingGates) > 0 {
+			// Upstream's applySchedulingGatedCondition: the scheduler
+			// leaves a gated pod alone, so the apiserver says why it waits.
+			o.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: corev1.PodReasonSchedulingGated, Message: SchedulingGatedMessage}}
 		}
 	case *corev1.Namespace:
 		o.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}

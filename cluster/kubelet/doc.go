@@ -20,6 +20,12 @@
 //   - relist.go: the PLEG. Every RelistPeriod (1 s) two CRI list calls;
 //     pods whose sandboxes or containers changed are woken. The first
 //     relist adopts what a previous kubelet left running and finds orphans.
+//   - admit.go: admission before a pod's first sync, as upstream's
+//     predicate admit handler for host ports: a pod whose host port (with
+//     the scheduler's NodePorts rules) another admitted, unfinished pod
+//     holds is Failed, reason NodePorts, "Pod was rejected: ..." and a
+//     Warning Event, and never runs. Of two racing pods the first synced
+//     wins (upstream orders by creation time).
 //   - sync.go: the pod sync. RunPodSandbox → PodSandboxStatus (IP) →
 //     PullImage per policy → CreateContainer → StartContainer; restart per
 //     restartPolicy with crash-loop backoff (backoff.go); liveness and

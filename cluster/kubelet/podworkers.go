@@ -69,6 +69,11 @@ type podWorker struct {
 	pulled    map[string]bool // containers whose image this kubelet made present
 	started   map[string]bool // containers this kubelet started
 	startedAt time.Time       // first sync: the pod's startTime
+	rejected  bool            // admission refused it: it never runs
+
+	// Guarded by Kubelet.mu (admission reads every worker's).
+	admitted  bool                   // admission passed
+	hostPorts []corev1.ContainerPort // the host ports it holds while admitted and not finished
 }
 
 // stepMarks records which of ⑦'s steps this kubelet has stamped for a pod.

@@ -135,6 +135,8 @@ type statusPatch struct {
 	} `json:"metadata"`
 	Status struct {
 		Phase             corev1.PodPhase          `json:"phase"`
+		Reason            string                   `json:"reason,omitempty"`
+		Message           string                   `json:"message,omitempty"`
 		Conditions        []corev1.PodCondition    `json:"conditions"`
 		ContainerStatuses []corev1.ContainerStatus `json:"containerStatuses"`
 		PodIP             string                   `json:"podIP,omitempty"`
@@ -172,6 +174,7 @@ func (s *statusWriter) write(ctx context.Context, uid types.UID) time.Duration {
 	var p statusPatch
 	p.Metadata.UID = uid
 	p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses = want.Phase, want.Conditions, want.ContainerStatuses
+	p.Status.Reason, p.Status.Message = want.Reason, want.Message
 	p.Status.PodIP, p.Status.PodIPs, p.Status.HostIP, p.Status.HostIPs = want.PodIP, want.PodIPs, want.HostIP, want.HostIPs
 	p.Status.StartTime = want.StartTime
 	body, err := json.Marshal(&p)
@@ -225,7 +228,10 @@ func (s *statusWriter) persistedUnanswered(uid types.UID, want *corev1.PodStatus
 
 // ownedEqual compares the fields the kubelet writes.
 func ownedEqual(a, b *corev1.PodStatus) bool {
+	// The kubelet sets reason and message only when it rejects a pod: b
+	// without them leaves a's alone (the patch omits them).
 	return a.Phase == b.Phase && a.PodIP == b.PodIP && a.HostIP == b.HostIP &&
+		(b.Reason == "" || a.Reason == b.Reason) && (b.Message == "" || a.Message == b.Message) &&
 		equality.Semantic.DeepEqual(a.Conditions, b.Conditions) &&
 		equality.Semantic.DeepEqual(a.ContainerStatuses, b.ContainerStatuses) &&
 		equality.Semantic.DeepEqual(a.PodIPs, b.PodIPs) &&

@@ -153,6 +153,7 @@ func (k *Kubelet) syncDeleting(ctx context.Context, w *podWorker, pod *corev1.Po
 // its sandbox is stopped, releasing its IP. Its record stays until the pod
 // is deleted.
 func (k *Kubelet) syncTerminal(ctx context.Context, w *podWorker, pod *corev1.Pod) (time.Duration, bool) {
+	k.release(w)
 	k.probes.RemovePod(w.uid)
 	rt, err := k.readPod(ctx, w.uid, &w.cache)
 	if err != nil {
@@ -225,6 +226,12 @@ func probeGrace(pod *corev1.Pod, c *corev1.Container) int64 {
 // per restartPolicy with backoff, killed on a failed liveness or startup
 // probe; then the status is computed and handed to the status writer.
 func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod) (time.Duration, bool) {
+	if reason, msg, ok := k.admit(w, pod); !ok || w.rejected {
+		if !ok {
+			k.reject(w, pod, reason, msg)
+		}
+		return 0, false
+	}
 	k.probes.AddPod(pod)
 	rt, err := k.readPod(ctx, pod.UID, &w.cache)
 	if err != nil {

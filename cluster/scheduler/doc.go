@@ -18,7 +18,9 @@
 //   - Three informers, fresh each term of leadership: pending pods
 //     (spec.nodeName empty, this scheduler's name, not finished), assigned
 //     pods (for the cache) and nodes. Handlers only record into the queue
-//     and the cache.
+//     and the cache. A fourth factory lists Services, ReplicationControllers,
+//     ReplicaSets and (where served) StatefulSets for PodTopologySpread's
+//     system default constraints (framework.WorkloadListers).
 //   - The scheduling cycle runs on one goroutine over an immutable snapshot
 //     with an injected clock and random source; Filter and Score fan out
 //     to a bounded parallelizer and come back in a deterministic order, so
@@ -35,6 +37,10 @@
 //   - RunElected runs all of it only while holding the Lease
 //     kube-system/kstep-scheduler (cluster/leader); losing it cancels the
 //     term's context, and no binding starts after that.
+//
+// A pod created with schedulingGates waits outside the queue; its
+// PodScheduled=False SchedulingGated condition is the apiserver's, set at
+// creation as upstream's.
 //
 // Subpackages: framework (the plugin contract and runtime), plugins (the
 // registry and one package per plugin), queue, cache, config.

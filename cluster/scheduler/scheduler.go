@@ -89,6 +89,9 @@ type Scheduler struct {
 	recorder  record.EventRecorder
 	log       *slog.Logger
 	exec      executor
+	// workloads are what plugins read of Services and pod owners; Run
+	// fills them once their informers synced.
+	workloads *framework.WorkloadListers
 }
 
 // New builds a Scheduler; nothing runs until Run.
@@ -151,6 +154,7 @@ func newScheduler(cfg Config, exec executor) (*Scheduler, error) {
 		recorder:  cfg.Recorder,
 		log:       log,
 		exec:      exec,
+		workloads: &framework.WorkloadListers{},
 	}
 	par := framework.NewParallelizer(parallelism)
 	var pct int32
@@ -161,6 +165,7 @@ func newScheduler(cfg Config, exec executor) (*Scheduler, error) {
 	for _, p := range cc.Profiles {
 		fwk, err := framework.New(registry, plugins.DefaultPlugins(), p, framework.Options{
 			Client: cfg.Client, Snapshot: s.snapshot, Parallelizer: par, PercentageOfNodesToScore: cc.PercentageOfNodesToScore,
+			Workloads: s.workloads,
 		})
 		if err != nil {
 			return nil, err
@@ -230,13 +235,32 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.addEventHandlers(nodes, pending, assigned); err != nil {
 		return err
 	}
-	for _, f := range []informers.SharedInformerFactory{nodesF, assignedF, pendingF} {
+	// Services and pod owners, for the default topology spread
+	// constraints. StatefulSets only where the apiserver serves them: an
+	// informer of an unserved kind never syncs.
+	workloadsF := informers.NewSharedInformerFactory(s.client, 0)
+	wl := framework.WorkloadListers{
+		Services:               workloadsF.Core().V1().Services().Lister(),
+		ReplicationControllers: workloadsF.Core().V1().ReplicationControllers().Lister(),
+		ReplicaSets:            workloadsF.Apps().V1().ReplicaSets().Lister(),
+	}
+	if served(s.client, "apps/v1", "statefulsets") {
+		wl.StatefulSets = workloadsF.Apps().V1().StatefulSets().Lister()
+	}
+	for _, f := range []informers.SharedInformerFactory{nodesF, assignedF, pendingF, workloadsF} {
 		f.Start(ctx.Done())
 		defer f.Shutdown()
 	}
 	if !toolscache.WaitForCacheSync(ctx.Done(), nodes.HasSynced, assigned.HasSynced, pending.HasSynced) {
 		return nil // the term ended before the caches filled
 	}
+	for _, ok := range workloadsF.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return nil
+		}
+	}
+	// Before the first cycle: the plugins read it only in cycles.
+	*s.workloads = wl
 	s.metrics.setCurrent(s)
 	defer s.metrics.setCurrent(nil)
 	var wg sync.WaitGroup
@@ -255,6 +279,20 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	wg.Wait()
 	s.exec.Wait()
 	return nil
+}
+
+// served reports whether the apiserver serves resource in groupVersion.
+func served(client kubernetes.Interface, groupVersion, resource string) bool {
+	list, err := client.Discovery().ServerResourcesForGroupVersion(groupVersion)
+	if err != nil {
+		return false
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanupAssumed forgets assumed pods the informer never confirmed.

@@ -4,8 +4,10 @@
 // an optional NormalizeScore, Reserve/Unreserve, Bind), each embedding
 // Name(); a *Status whose code says "fits", "does not fit" or "failed" —
 // a node that does not fit is a status, never an error; the per-cycle
-// CycleState; the NodeInfo/PodInfo view of the cluster that plugins read;
-// and Framework, the runtime that builds a profile's plugins from a
+// CycleState; the NodeInfo/PodInfo view of the cluster that plugins read
+// (with a node's used host ports, HostPortInfo, which the kubelet's
+// admission shares); the WorkloadListers the scheduler fills for plugins
+// that read Services and pod owners; and Framework, the runtime that builds a profile's plugins from a
 // Registry and runs each extension point.
 //
 // Guarantees plugins can rely on:

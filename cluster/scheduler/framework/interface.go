@@ -89,8 +89,8 @@ type EnqueueExtensions interface {
 type NodeInfoLister interface {
 	// List is every node, in the snapshot's stable order.
 	List() []*NodeInfo
-	// HavePodsWithAffinityList are the nodes with pods that have required
-	// pod affinity or anti-affinity.
+	// HavePodsWithAffinityList are the nodes with pods that have pod
+	// affinity or anti-affinity, required or preferred.
 	HavePodsWithAffinityList() []*NodeInfo
 	// HavePodsWithRequiredAntiAffinityList are the nodes with pods that
 	// have required pod anti-affinity.
@@ -107,6 +107,8 @@ type Handle interface {
 	ClientSet() kubernetes.Interface
 	// Parallelizer runs work over nodes in parallel.
 	Parallelizer() Parallelizer
+	// Workloads reads services and pod owners; nil without an apiserver.
+	Workloads() *WorkloadListers
 }
 
 // PluginFactory builds a plugin for one profile.

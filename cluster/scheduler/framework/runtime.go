@@ -17,6 +17,8 @@ type Options struct {
 	Client       kubernetes.Interface
 	Snapshot     NodeInfoLister
 	Parallelizer Parallelizer
+	// Workloads are the listers Handle.Workloads returns; may be nil.
+	Workloads *WorkloadListers
 	// PercentageOfNodesToScore is the configuration's global value; the
 	// profile's overrides it.
 	PercentageOfNodesToScore *int32
@@ -211,6 +213,9 @@ func (f *Framework) ClientSet() kubernetes.Interface { return f.opts.Client }
 
 // Parallelizer implements Handle.
 func (f *Framework) Parallelizer() Parallelizer { return f.opts.Parallelizer }
+
+// Workloads implements Handle.
+func (f *Framework) Workloads() *WorkloadListers { return f.opts.Workloads }
 
 // PodMayFitAfter reports whether a pod rejected by the plugins in rejected
 // may fit after ev: true if any of them registered ev, or if no plugin is

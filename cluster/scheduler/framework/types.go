@@ -21,6 +21,12 @@ type PodInfo struct {
 	// requiredDuringSchedulingIgnoredDuringExecution pod (anti-)affinity.
 	RequiredAffinityTerms     []AffinityTerm
 	RequiredAntiAffinityTerms []AffinityTerm
+	// PreferredAffinityTerms and PreferredAntiAffinityTerms are the pod's
+	// preferredDuringSchedulingIgnoredDuringExecution ones, with weights.
+	PreferredAffinityTerms     []WeightedAffinityTerm
+	PreferredAntiAffinityTerms []WeightedAffinityTerm
+	// HostPorts are the container ports that bind a host port.
+	HostPorts []corev1.ContainerPort
 	// ParseErr is set when a term's label selector does not parse; the
 	// terms are then empty and InterPodAffinity refuses the pod.
 	ParseErr error
@@ -28,23 +34,62 @@ type PodInfo struct {
 
 // NewPodInfo derives a PodInfo from pod. pod is shared, never mutated.
 func NewPodInfo(pod *corev1.Pod) *PodInfo {
-	pi := &PodInfo{Pod: pod, Requests: PodRequests(pod), NonZeroRequests: PodRequestsNonZero(pod)}
+	pi := &PodInfo{Pod: pod, Requests: PodRequests(pod), NonZeroRequests: PodRequestsNonZero(pod), HostPorts: HostPorts(pod)}
 	if a := pod.Spec.Affinity; a != nil {
 		var err error
+		keep := func(e error) {
+			if e != nil {
+				pi.ParseErr = e
+			}
+		}
 		if a.PodAffinity != nil {
 			pi.RequiredAffinityTerms, err = ParseAffinityTerms(pod, a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
-			if err != nil {
-				pi.ParseErr = err
-			}
+			keep(err)
+			pi.PreferredAffinityTerms, err = ParseWeightedAffinityTerms(pod, a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+			keep(err)
 		}
 		if a.PodAntiAffinity != nil {
 			pi.RequiredAntiAffinityTerms, err = ParseAffinityTerms(pod, a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
-			if err != nil {
-				pi.ParseErr = err
-			}
+			keep(err)
+			pi.PreferredAntiAffinityTerms, err = ParseWeightedAffinityTerms(pod, a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+			keep(err)
 		}
 	}
 	return pi
+}
+
+// HasAffinity reports whether the pod has any pod affinity or
+// anti-affinity term, required or preferred.
+func (pi *PodInfo) HasAffinity() bool {
+	return len(pi.RequiredAffinityTerms) > 0 || len(pi.RequiredAntiAffinityTerms) > 0 ||
+		len(pi.PreferredAffinityTerms) > 0 || len(pi.PreferredAntiAffinityTerms) > 0
+}
+
+// WeightedAffinityTerm is a parsed preferred term and its weight.
+type WeightedAffinityTerm struct {
+	AffinityTerm
+	Weight int32
+}
+
+// ParseWeightedAffinityTerms parses preferred terms as ParseAffinityTerms
+// does required ones.
+func ParseWeightedAffinityTerms(pod *corev1.Pod, terms []corev1.WeightedPodAffinityTerm) ([]WeightedAffinityTerm, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	plain := make([]corev1.PodAffinityTerm, len(terms))
+	for i := range terms {
+		plain[i] = terms[i].PodAffinityTerm
+	}
+	parsed, err := ParseAffinityTerms(pod, plain)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]WeightedAffinityTerm, len(parsed))
+	for i := range parsed {
+		out[i] = WeightedAffinityTerm{AffinityTerm: parsed[i], Weight: terms[i].Weight}
+	}
+	return out, nil
 }
 
 // AffinityTerm is a parsed PodAffinityTerm: which pods it selects and the
@@ -119,14 +164,17 @@ type NodeInfo struct {
 	node *corev1.Node
 	// Pods on the node, bound or assumed.
 	Pods []*PodInfo
-	// PodsWithAffinity have required pod affinity or anti-affinity terms;
-	// PodsWithRequiredAntiAffinity have required anti-affinity terms.
+	// PodsWithAffinity have pod affinity or anti-affinity terms, required
+	// or preferred; PodsWithRequiredAntiAffinity have required
+	// anti-affinity terms.
 	PodsWithAffinity             []*PodInfo
 	PodsWithRequiredAntiAffinity []*PodInfo
 	// Requested is the sum of the pods' requests; NonZeroRequested the sum
 	// with scoring defaults for missing cpu/memory requests.
 	Requested        Resource
 	NonZeroRequested Resource
+	// UsedPorts are the host ports the pods hold; nil when none.
+	UsedPorts HostPortInfo
 	// Allocatable is the node's status.allocatable.
 	Allocatable Resource
 	// ImageStates by normalized image name; filled in snapshots only.
@@ -169,7 +217,7 @@ func (n *NodeInfo) RemoveNode() {
 // AddPodInfo accounts a pod on the node.
 func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
 	n.Pods = append(n.Pods, pi)
-	if len(pi.RequiredAffinityTerms) > 0 || len(pi.RequiredAntiAffinityTerms) > 0 {
+	if pi.HasAffinity() {
 		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
 	}
 	if len(pi.RequiredAntiAffinityTerms) > 0 {
@@ -177,6 +225,14 @@ func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
 	}
 	n.Requested.Add(&pi.Requests)
 	n.NonZeroRequested.Add(&pi.NonZeroRequests)
+	if len(pi.HostPorts) > 0 {
+		if n.UsedPorts == nil {
+			n.UsedPorts = HostPortInfo{}
+		}
+		for _, p := range pi.HostPorts {
+			n.UsedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)
+		}
+	}
 	n.Generation = NextGeneration()
 }
 
@@ -194,6 +250,9 @@ func (n *NodeInfo) RemovePod(pod *corev1.Pod) error {
 		n.Pods = n.Pods[:last]
 		n.Requested.Sub(&pi.Requests)
 		n.NonZeroRequested.Sub(&pi.NonZeroRequests)
+		for _, p := range pi.HostPorts {
+			n.UsedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
+		}
 		n.Generation = NextGeneration()
 		return nil
 	}
@@ -224,6 +283,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		Requested:        n.Requested.Clone(),
 		NonZeroRequested: n.NonZeroRequested.Clone(),
 		Allocatable:      n.Allocatable.Clone(),
+		UsedPorts:        n.UsedPorts.Clone(),
 		Generation:       n.Generation,
 	}
 	if len(n.Pods) > 0 {

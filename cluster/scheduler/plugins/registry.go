@@ -8,8 +8,10 @@ import (
 	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/interpodaffinity"
 	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/nodeaffinity"
 	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/nodename"
+	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/nodeports"
 	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/noderesources"
 	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/nodeunschedulable"
+	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/podtopologyspread"
 	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/tainttoleration"
 )
 
@@ -18,12 +20,14 @@ import (
 func NewRegistry() framework.Registry {
 	return framework.Registry{
 		nodename.Name:                        nodename.New,
+		nodeports.Name:                       nodeports.New,
 		nodeunschedulable.Name:               nodeunschedulable.New,
 		tainttoleration.Name:                 tainttoleration.New,
 		nodeaffinity.Name:                    nodeaffinity.New,
 		noderesources.FitName:                noderesources.NewFit,
 		noderesources.BalancedAllocationName: noderesources.NewBalancedAllocation,
 		imagelocality.Name:                   imagelocality.New,
+		podtopologyspread.Name:               podtopologyspread.New,
 		interpodaffinity.Name:                interpodaffinity.New,
 		defaultbinder.Name:                   defaultbinder.New,
 	}
@@ -39,10 +43,12 @@ func DefaultPlugins() []config.Plugin {
 		{Name: nodename.Name},
 		{Name: tainttoleration.Name, Weight: 3},
 		{Name: nodeaffinity.Name, Weight: 2},
+		{Name: nodeports.Name},
 		{Name: noderesources.FitName, Weight: 1},
+		{Name: podtopologyspread.Name, Weight: 2},
+		{Name: interpodaffinity.Name, Weight: 2},
 		{Name: noderesources.BalancedAllocationName, Weight: 1},
 		{Name: imagelocality.Name, Weight: 1},
-		{Name: interpodaffinity.Name, Weight: 2},
 		{Name: defaultbinder.Name},
 	}
 }

@@ -9,8 +9,9 @@ import (
 
 // Handle is a framework.Handle over a fixed lister, for plugin tests.
 type Handle struct {
-	Lister framework.NodeInfoLister
-	Client kubernetes.Interface
+	Lister  framework.NodeInfoLister
+	Client  kubernetes.Interface
+	Listers *framework.WorkloadListers
 }
 
 var _ framework.Handle = &Handle{}
@@ -20,6 +21,9 @@ func (h *Handle) SnapshotLister() framework.NodeInfoLister { return h.Lister }
 
 // ClientSet implements framework.Handle.
 func (h *Handle) ClientSet() kubernetes.Interface { return h.Client }
+
+// Workloads implements framework.Handle.
+func (h *Handle) Workloads() *framework.WorkloadListers { return h.Listers }
 
 // Parallelizer implements framework.Handle.
 func (h *Handle) Parallelizer() framework.Parallelizer { return framework.NewParallelizer(4) }

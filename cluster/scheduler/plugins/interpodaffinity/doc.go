@@ -4,7 +4,9 @@
 // (never share one), and the required anti-affinity of the pods already
 // placed, which the new pod must not violate either. Any topology key
 // works; kubernetes.io/hostname and topology.kubernetes.io/zone are the
-// common ones. Preferred pod (anti-)affinity is not scored.
+// common ones. Its score (scoring.go) is upstream's: the incoming pod's
+// preferred affinity and anti-affinity, and the existing pods' preferred
+// terms and required affinity that select it, summed per domain.
 //
 // It owns the counting over the snapshot; it must not keep state across
 // cycles or touch the apiserver.

@@ -19,7 +19,7 @@ const (
 	ErrReasonAntiAffinityRulesNotMatch         = "node(s) didn't match pod anti-affinity rules"
 )
 
-// InterPodAffinity filters by pod (anti-)affinity.
+// InterPodAffinity filters and scores by pod (anti-)affinity.
 type InterPodAffinity struct {
 	h framework.Handle
 }
@@ -27,6 +27,9 @@ type InterPodAffinity struct {
 var (
 	_ framework.PreFilterPlugin   = &InterPodAffinity{}
 	_ framework.FilterPlugin      = &InterPodAffinity{}
+	_ framework.PreScorePlugin    = &InterPodAffinity{}
+	_ framework.ScorePlugin       = &InterPodAffinity{}
+	_ framework.ScoreNormalizer   = &InterPodAffinity{}
 	_ framework.EnqueueExtensions = &InterPodAffinity{}
 )
 
