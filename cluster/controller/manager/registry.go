@@ -7,6 +7,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/controller/endpoints"
 	"github.com/kstep-dev/kstep/cluster/controller/endpointslice"
 	"github.com/kstep-dev/kstep/cluster/controller/garbagecollector"
+	"github.com/kstep-dev/kstep/cluster/controller/job"
 	"github.com/kstep-dev/kstep/cluster/controller/namespace"
 	"github.com/kstep-dev/kstep/cluster/controller/nodelifecycle"
 	"github.com/kstep-dev/kstep/cluster/controller/replicaset"
@@ -24,6 +25,7 @@ var registry = map[string]func(*controller.Context) controller.Controller{
 	"endpointslice":          endpointslice.New,
 	"endpointslicemirroring": endpointslice.NewMirroring,
 	"garbagecollector":       garbagecollector.New,
+	"job":                    job.New,
 	"namespace":              namespace.New,
 	"serviceaccount":         serviceaccount.New,
 	"replicaset":             replicaset.New,
