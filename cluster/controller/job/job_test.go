@@ -160,7 +160,10 @@ func TestJobBackoffLimit(t *testing.T) {
 	var act []corev1.Pod
 	eventually(t, "a pod", func() bool { act = running(pods(t, cs, j)); return len(act) == 1 })
 	finish(t, cs, act[0], 1)
-	eventually(t, "Failed", func() bool { c := condition(get(t, cs, "fails"), batchv1.JobFailed); return c != nil && c.Reason == "BackoffLimitExceeded" })
+	eventually(t, "Failed", func() bool {
+		c := condition(get(t, cs, "fails"), batchv1.JobFailed)
+		return c != nil && c.Reason == "BackoffLimitExceeded"
+	})
 	if j = get(t, cs, "fails"); j.Status.Failed != 1 || j.Status.Succeeded != 0 {
 		t.Fatalf("status: %+v", j.Status)
 	}
@@ -190,7 +193,10 @@ func TestJobPodFailurePolicy(t *testing.T) {
 		t.Fatalf("an ignored failure failed the Job: %+v", c)
 	}
 	finish(t, cs, act[0], 5)
-	eventually(t, "Failed", func() bool { c := condition(get(t, cs, "policy"), batchv1.JobFailed); return c != nil && c.Reason == "PodFailurePolicy" })
+	eventually(t, "Failed", func() bool {
+		c := condition(get(t, cs, "policy"), batchv1.JobFailed)
+		return c != nil && c.Reason == "PodFailurePolicy"
+	})
 	if j = get(t, cs, "policy"); j.Status.Failed != 1 {
 		t.Fatalf("failed = %d, want 1 (the ignored failure uncounted)", j.Status.Failed)
 	}

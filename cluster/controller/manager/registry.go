@@ -2,6 +2,7 @@ package manager
 
 import (
 	"github.com/kstep-dev/kstep/cluster/controller"
+	"github.com/kstep-dev/kstep/cluster/controller/daemonset"
 	"github.com/kstep-dev/kstep/cluster/controller/deployment"
 	"github.com/kstep-dev/kstep/cluster/controller/disruption"
 	"github.com/kstep-dev/kstep/cluster/controller/endpoints"
@@ -19,6 +20,7 @@ import (
 
 // registry is every controller the manager can run, by name.
 var registry = map[string]func(*controller.Context) controller.Controller{
+	"daemonset":              daemonset.New,
 	"deployment":             deployment.New,
 	"disruption":             disruption.New,
 	"endpoints":              endpoints.New,
