@@ -16,6 +16,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/controller/resourcequota"
 	"github.com/kstep-dev/kstep/cluster/controller/rootcacertpublisher"
 	"github.com/kstep-dev/kstep/cluster/controller/serviceaccount"
+	"github.com/kstep-dev/kstep/cluster/controller/statefulset"
 )
 
 // registry is every controller the manager can run, by name.
@@ -30,6 +31,7 @@ var registry = map[string]func(*controller.Context) controller.Controller{
 	"job":                    job.New,
 	"namespace":              namespace.New,
 	"serviceaccount":         serviceaccount.New,
+	"statefulset":            statefulset.New,
 	"replicaset":             replicaset.New,
 	"replicationcontroller":  replicationcontroller.New,
 	"nodelifecycle":          nodelifecycle.New,
