@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // workloadNodes is how many hollow nodes the workloads test runs its
@@ -29,6 +30,35 @@ spec:
         image: registry.kstep.local/app:v1
 `
 
+const statefulSetManifest = `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  replicas: 5
+  serviceName: db
+  selector:
+    matchLabels:
+      app: db
+  template:
+    metadata:
+      labels:
+        app: db
+    spec:
+      containers:
+      - name: db
+        image: registry.kstep.local/app:v1
+`
+
+// ordinalNames is db-0,...,db-(n-1).
+func ordinalNames(n int) string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = fmt.Sprintf("db-%d", i)
+	}
+	return strings.Join(s, " ")
+}
+
 const podTemplateManifest = `apiVersion: v1
 kind: PodTemplate
 metadata:
@@ -47,8 +77,8 @@ template:
 // hollow nodes, one cluster: `kubectl create job` runs to completion (its
 // pod works the hollow runtime's job duration and exits 0), `kubectl
 // create cronjob` is stored and printed, a DaemonSet puts one pod on every
-// hollow node and rolls out, and a PodTemplate is created, listed and
-// deleted.
+// hollow node and rolls out, a StatefulSet of 5 scales to 10 and back with
+// its ordinal names, and a PodTemplate is created, listed and deleted.
 func TestKubectlWorkloads(t *testing.T) {
 	path := kubectlPath(t)
 	conf, _ := upCLI(t, "--hollow-nodes", fmt.Sprint(workloadNodes))
@@ -110,6 +140,27 @@ func TestKubectlWorkloads(t *testing.T) {
 	k.run("rollout", "status", "ds/agent", "--timeout=180s")
 	if out := k.run("get", "pods", "-l", "app=agent", "-o", "jsonpath={.items[*].spec.containers[0].image}"); strings.Count(out, "app:v2") != workloadNodes || strings.Contains(out, "app:v1") {
 		t.Errorf("after the rollout: %s", out)
+	}
+
+	// A StatefulSet of 5, scaled to 10 and back, its names the ordinals.
+	k.run("apply", "-f", writeTemp(t, "sts.yaml", statefulSetManifest))
+	for _, n := range []int{5, 10, 5} {
+		k.run("scale", "sts/db", fmt.Sprintf("--replicas=%d", n))
+		k.run("rollout", "status", "sts/db", "--timeout=180s")
+		var got string
+		deadline := time.Now().Add(time.Minute)
+		for {
+			// Sorted by index; pods leaving (deletionTimestamp) left out.
+			got = strings.TrimSpace(k.run("get", "pods", "-l", "app=db", "--sort-by=.metadata.labels.apps\\.kubernetes\\.io/pod-index",
+				"-o", `go-template={{range .items}}{{if not .metadata.deletionTimestamp}}{{.metadata.name}} {{end}}{{end}}`))
+			if got == ordinalNames(n) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if got != ordinalNames(n) {
+			t.Fatalf("statefulset at %d: pods %q, want %q", n, got, ordinalNames(n))
+		}
 	}
 
 	// A PodTemplate.

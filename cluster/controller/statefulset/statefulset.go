@@ -360,4 +360,3 @@ func (s *Controller) deletePods(ctx context.Context, pods []*corev1.Pod) error {
 	}
 	return errors.Join(errs...)
 }
-
