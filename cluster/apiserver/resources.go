@@ -6,6 +6,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -181,6 +182,11 @@ func rsFields(obj runtime.Object) fields.Set {
 	return fields.Set{"status.replicas": itoa(int64(obj.(*appsv1.ReplicaSet).Status.Replicas))}
 }
 
+// jobFields is upstream's JobToSelectableFields: status.successful.
+func jobFields(obj runtime.Object) fields.Set {
+	return fields.Set{"status.successful": itoa(int64(obj.(*batchv1.Job).Status.Succeeded))}
+}
+
 func rcFields(obj runtime.Object) fields.Set {
 	return fields.Set{"status.replicas": itoa(int64(obj.(*corev1.ReplicationController).Status.Replicas))}
 }
@@ -228,6 +234,25 @@ func resources() []*resource {
 		{gvr: appsv1.SchemeGroupVersion.WithResource("deployments"), kind: "Deployment", namespaced: true, shortNames: []string{"deploy"}, categories: []string{"all"},
 			status: true, scale: true,
 			newObj: func() runtime.Object { return &appsv1.Deployment{} }, newList: func() runtime.Object { return &appsv1.DeploymentList{} }},
+		// Workloads beyond ReplicaSets and Deployments (#52): their
+		// controllers are in cluster/controller.
+		{gvr: appsv1.SchemeGroupVersion.WithResource("daemonsets"), kind: "DaemonSet", namespaced: true, shortNames: []string{"ds"}, categories: []string{"all"},
+			status: true,
+			newObj: func() runtime.Object { return &appsv1.DaemonSet{} }, newList: func() runtime.Object { return &appsv1.DaemonSetList{} }},
+		{gvr: appsv1.SchemeGroupVersion.WithResource("statefulsets"), kind: "StatefulSet", namespaced: true, shortNames: []string{"sts"}, categories: []string{"all"},
+			status: true, scale: true,
+			newObj: func() runtime.Object { return &appsv1.StatefulSet{} }, newList: func() runtime.Object { return &appsv1.StatefulSetList{} }},
+		{gvr: appsv1.SchemeGroupVersion.WithResource("controllerrevisions"), kind: "ControllerRevision", namespaced: true,
+			newObj:  func() runtime.Object { return &appsv1.ControllerRevision{} },
+			newList: func() runtime.Object { return &appsv1.ControllerRevisionList{} }},
+		{gvr: batchv1.SchemeGroupVersion.WithResource("jobs"), kind: "Job", namespaced: true, categories: []string{"all"},
+			status: true, fields: jobFields,
+			newObj: func() runtime.Object { return &batchv1.Job{} }, newList: func() runtime.Object { return &batchv1.JobList{} }},
+		{gvr: batchv1.SchemeGroupVersion.WithResource("cronjobs"), kind: "CronJob", namespaced: true, shortNames: []string{"cj"}, categories: []string{"all"},
+			status: true,
+			newObj: func() runtime.Object { return &batchv1.CronJob{} }, newList: func() runtime.Object { return &batchv1.CronJobList{} }},
+		{gvr: corev1.SchemeGroupVersion.WithResource("podtemplates"), kind: "PodTemplate", namespaced: true,
+			newObj: func() runtime.Object { return &corev1.PodTemplate{} }, newList: func() runtime.Object { return &corev1.PodTemplateList{} }},
 		{gvr: eventsv1.SchemeGroupVersion.WithResource("events"), kind: "Event", namespaced: true, shortNames: []string{"ev"},
 			newObj: func() runtime.Object { return &eventsv1.Event{} }, newList: func() runtime.Object { return &eventsv1.EventList{} },
 			storage: coreEvents, convert: &conversion{toStorage: eventToCore, fromStorage: eventFromCore}},

@@ -32,6 +32,8 @@ func setReplicas(obj runtime.Object, n int32) {
 		o.Spec.Replicas = &n
 	case *appsv1.Deployment:
 		o.Spec.Replicas = &n
+	case *appsv1.StatefulSet:
+		o.Spec.Replicas = &n
 	case *corev1.ReplicationController:
 		o.Spec.Replicas = &n
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"reflect"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -106,6 +107,13 @@ func prepareForCreate(r *resource, obj runtime.Object, now metav1.Time) {
 		}
 	case *corev1.Node:
 		// Nodes report their own status; keep what the kubelet sends.
+	case *corev1.PodTemplate:
+		m.Generation = 1 // upstream's: a template's changes count
+	case *batchv1.Job:
+		o.Status = batchv1.JobStatus{}
+		if o.Spec.ManualSelector == nil || !*o.Spec.ManualSelector {
+			generateJobSelector(o)
+		}
 	default:
 		if r.status {
 			zeroField(obj, "Status")
@@ -141,6 +149,9 @@ func prepareForUpdate(r *resource, obj, old runtime.Object, sub string) {
 			return
 		}
 		ns.Spec.Finalizers = oldNS.Spec.Finalizers
+	}
+	if pt, ok := obj.(*corev1.PodTemplate); ok && !apiequality.Semantic.DeepEqual(pt.Template, old.(*corev1.PodTemplate).Template) {
+		m.Generation = om.Generation + 1
 	}
 	switch sub {
 	case "binding":
@@ -216,5 +227,28 @@ func keepAllocatedIPs(svc, old *corev1.Service) {
 	}
 	if svc.Spec.IPFamilyPolicy == nil {
 		svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
+	}
+}
+
+// generateJobSelector is upstream's generateSelector for a Job without
+// spec.manualSelector: the template is labelled with the Job's uid and
+// name (the batch.kubernetes.io keys and the legacy ones), and the
+// selector, when unset, matches the uid. A label the user set is kept;
+// validation then reports a mismatch.
+func generateJobSelector(j *batchv1.Job) {
+	uid, name := string(j.UID), j.Name
+	if j.Spec.Template.Labels == nil {
+		j.Spec.Template.Labels = map[string]string{}
+	}
+	for k, v := range map[string]string{
+		batchv1.ControllerUidLabel: uid, "controller-uid": uid,
+		batchv1.JobNameLabel: name, "job-name": name,
+	} {
+		if _, ok := j.Spec.Template.Labels[k]; !ok {
+			j.Spec.Template.Labels[k] = v
+		}
+	}
+	if j.Spec.Selector == nil {
+		j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: uid}}
 	}
 }

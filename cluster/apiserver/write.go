@@ -633,8 +633,8 @@ func (q *request) deleteCollection() error {
 	return q.writeObjects(out, deleted, itoa(res.Rev), "")
 }
 
-// toScale renders the scale subresource of a ReplicaSet, Deployment or
-// ReplicationController. status.selector is the label selector in its
+// toScale renders the scale subresource of a ReplicaSet, Deployment,
+// StatefulSet or ReplicationController. status.selector is the label selector in its
 // string form; a ReplicationController's selector map renders as upstream's
 // does (labels.SelectorFromSet).
 func toScale(obj runtime.Object) (runtime.Object, error) {
@@ -644,6 +644,8 @@ func toScale(obj runtime.Object) (runtime.Object, error) {
 	case *appsv1.ReplicaSet:
 		spec, status, selector = derefReplicas(o.Spec.Replicas), o.Status.Replicas, selectorString(o.Spec.Selector)
 	case *appsv1.Deployment:
+		spec, status, selector = derefReplicas(o.Spec.Replicas), o.Status.Replicas, selectorString(o.Spec.Selector)
+	case *appsv1.StatefulSet:
 		spec, status, selector = derefReplicas(o.Spec.Replicas), o.Status.Replicas, selectorString(o.Spec.Selector)
 	case *corev1.ReplicationController:
 		spec, status, selector = derefReplicas(o.Spec.Replicas), o.Status.Replicas, labels.SelectorFromSet(o.Spec.Selector).String()

@@ -11,7 +11,7 @@
 // The controllers themselves live in subpackages (replicaset,
 // replicationcontroller, deployment, endpoints, endpointslice,
 // nodelifecycle, garbagecollector, namespace, serviceaccount,
-// rootcacertpublisher, resourcequota); podendpoint is what the Endpoints
+// rootcacertpublisher, resourcequota, job, daemonset, statefulset); podendpoint is what the Endpoints
 // and EndpointSlice controllers share; the manager subpackage runs them
 // under leader election.
 package controller

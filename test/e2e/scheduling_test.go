@@ -20,8 +20,10 @@ import (
 //   - a gated pod gets PodScheduled=False SchedulingGated, and is
 //     scheduled once its gate is removed.
 func TestSchedulingPlugins(t *testing.T) {
+	t.Parallel()
 	for _, prov := range []string{"process", "docker"} {
 		t.Run(prov, func(t *testing.T) {
+			inLane(t, providerLane(prov, false))
 			if prov == "docker" {
 				needDocker(t)
 			}

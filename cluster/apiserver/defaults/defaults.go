@@ -2,10 +2,12 @@ package defaults
 
 import (
 	"maps"
+	"math"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -41,6 +43,16 @@ func Apply(obj runtime.Object) {
 		setReplicaSet(o)
 	case *appsv1.Deployment:
 		setDeployment(o)
+	case *appsv1.DaemonSet:
+		setDaemonSet(o)
+	case *appsv1.StatefulSet:
+		setStatefulSet(o)
+	case *batchv1.Job:
+		setJob(o)
+	case *batchv1.CronJob:
+		setCronJob(o)
+	case *corev1.PodTemplate:
+		setPodSpec(&o.Template.Spec)
 	case *corev1.LimitRange:
 		setLimitRange(o)
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
@@ -560,4 +572,141 @@ func setDeployment(d *appsv1.Deployment) {
 		d.Spec.ProgressDeadlineSeconds = ptrTo(int32(600))
 	}
 	setPodSpec(&d.Spec.Template.Spec)
+}
+
+// setDaemonSet is upstream's SetDefaults_DaemonSet: RollingUpdate with
+// maxUnavailable 1 and maxSurge 0, 10 old revisions kept.
+func setDaemonSet(ds *appsv1.DaemonSet) {
+	u := &ds.Spec.UpdateStrategy
+	if u.Type == "" {
+		u.Type = appsv1.RollingUpdateDaemonSetStrategyType
+	}
+	if u.Type == appsv1.RollingUpdateDaemonSetStrategyType {
+		if u.RollingUpdate == nil {
+			u.RollingUpdate = &appsv1.RollingUpdateDaemonSet{}
+		}
+		if u.RollingUpdate.MaxUnavailable == nil {
+			u.RollingUpdate.MaxUnavailable = ptrTo(intstr.FromInt32(1))
+		}
+		if u.RollingUpdate.MaxSurge == nil {
+			u.RollingUpdate.MaxSurge = ptrTo(intstr.FromInt32(0))
+		}
+	}
+	if ds.Spec.RevisionHistoryLimit == nil {
+		ds.Spec.RevisionHistoryLimit = ptrTo(int32(10))
+	}
+	setPodSpec(&ds.Spec.Template.Spec)
+}
+
+// setStatefulSet is upstream's SetDefaults_StatefulSet: OrderedReady pod
+// management, RollingUpdate with partition 0, 1 replica, 10 old revisions
+// kept, PVCs retained on delete and scale-down.
+func setStatefulSet(ss *appsv1.StatefulSet) {
+	if ss.Spec.PodManagementPolicy == "" {
+		ss.Spec.PodManagementPolicy = appsv1.OrderedReadyPodManagement
+	}
+	u := &ss.Spec.UpdateStrategy
+	if u.Type == "" {
+		u.Type = appsv1.RollingUpdateStatefulSetStrategyType
+	}
+	if u.Type == appsv1.RollingUpdateStatefulSetStrategyType {
+		if u.RollingUpdate == nil {
+			u.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{}
+		}
+		if u.RollingUpdate.Partition == nil {
+			u.RollingUpdate.Partition = ptrTo(int32(0))
+		}
+	}
+	if ss.Spec.PersistentVolumeClaimRetentionPolicy == nil {
+		ss.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{}
+	}
+	if p := ss.Spec.PersistentVolumeClaimRetentionPolicy; p.WhenDeleted == "" {
+		p.WhenDeleted = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	}
+	if p := ss.Spec.PersistentVolumeClaimRetentionPolicy; p.WhenScaled == "" {
+		p.WhenScaled = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	}
+	if ss.Spec.Replicas == nil {
+		ss.Spec.Replicas = ptrTo(int32(1))
+	}
+	if ss.Spec.RevisionHistoryLimit == nil {
+		ss.Spec.RevisionHistoryLimit = ptrTo(int32(10))
+	}
+	for i := range ss.Spec.VolumeClaimTemplates {
+		if t := &ss.Spec.VolumeClaimTemplates[i]; t.Spec.VolumeMode == nil {
+			t.Spec.VolumeMode = ptrTo(corev1.PersistentVolumeFilesystem)
+		}
+	}
+	setPodSpec(&ss.Spec.Template.Spec)
+}
+
+// ---------------------------------------------------------------------------
+// batch/v1
+
+// setJob is upstream's SetDefaults_Job: completions and parallelism 1 when
+// neither is set (parallelism 1 when only it is unset), backoffLimit 6
+// (MaxInt32 with a per-index limit), NonIndexed completions, not
+// suspended, failed pods replaced once terminating (once failed with a pod
+// failure policy), the Job labelled as its template when it has no labels,
+// and a pod failure policy's onPodConditions status True.
+func setJob(j *batchv1.Job) {
+	if j.Spec.Completions == nil && j.Spec.Parallelism == nil {
+		j.Spec.Completions = ptrTo(int32(1))
+		j.Spec.Parallelism = ptrTo(int32(1))
+	}
+	if j.Spec.Parallelism == nil {
+		j.Spec.Parallelism = ptrTo(int32(1))
+	}
+	if j.Spec.BackoffLimit == nil {
+		if j.Spec.BackoffLimitPerIndex != nil {
+			j.Spec.BackoffLimit = ptrTo(int32(math.MaxInt32))
+		} else {
+			j.Spec.BackoffLimit = ptrTo(int32(6))
+		}
+	}
+	if len(j.Labels) == 0 && len(j.Spec.Template.Labels) > 0 {
+		j.Labels = maps.Clone(j.Spec.Template.Labels)
+	}
+	if j.Spec.CompletionMode == nil {
+		j.Spec.CompletionMode = ptrTo(batchv1.NonIndexedCompletion)
+	}
+	if j.Spec.Suspend == nil {
+		j.Spec.Suspend = ptrTo(false)
+	}
+	if j.Spec.PodReplacementPolicy == nil {
+		if j.Spec.PodFailurePolicy != nil {
+			j.Spec.PodReplacementPolicy = ptrTo(batchv1.Failed)
+		} else {
+			j.Spec.PodReplacementPolicy = ptrTo(batchv1.TerminatingOrFailed)
+		}
+	}
+	if p := j.Spec.PodFailurePolicy; p != nil {
+		for i := range p.Rules {
+			for k := range p.Rules[i].OnPodConditions {
+				if c := &p.Rules[i].OnPodConditions[k]; c.Status == "" {
+					c.Status = corev1.ConditionTrue
+				}
+			}
+		}
+	}
+	setPodSpec(&j.Spec.Template.Spec)
+}
+
+// setCronJob is upstream's SetDefaults_CronJob: Allow concurrency, not
+// suspended, 3 successful and 1 failed Job kept. The Job template's pod
+// spec is defaulted; the Job's own defaults come when it is created.
+func setCronJob(cj *batchv1.CronJob) {
+	if cj.Spec.ConcurrencyPolicy == "" {
+		cj.Spec.ConcurrencyPolicy = batchv1.AllowConcurrent
+	}
+	if cj.Spec.Suspend == nil {
+		cj.Spec.Suspend = ptrTo(false)
+	}
+	if cj.Spec.SuccessfulJobsHistoryLimit == nil {
+		cj.Spec.SuccessfulJobsHistoryLimit = ptrTo(int32(3))
+	}
+	if cj.Spec.FailedJobsHistoryLimit == nil {
+		cj.Spec.FailedJobsHistoryLimit = ptrTo(int32(1))
+	}
+	setPodSpec(&cj.Spec.JobTemplate.Spec.Template.Spec)
 }

@@ -13,7 +13,10 @@
 // ReplicationController's selector and labels from its template's labels,
 // the Deployment's RollingUpdate 25%/25% strategy, revisionHistoryLimit 10
 // and progressDeadlineSeconds 600, a PriorityClass's preemptionPolicy
-// PreemptLowerPriority (pkg/apis/scheduling/v1), and so on. Pod templates inside
+// PreemptLowerPriority (pkg/apis/scheduling/v1), the DaemonSet's and
+// StatefulSet's update strategies (pkg/apis/apps/v1), a Job's completions,
+// parallelism, backoffLimit 6 and completion mode and a CronJob's
+// concurrency policy and history limits (pkg/apis/batch/v1), and so on. Pod templates inside
 // controllers get the pod spec defaults (not the Pod-only ones, as
 // upstream).
 //

@@ -2,6 +2,7 @@ package printers
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,6 +20,7 @@ func init() {
 	register(schema.GroupKind{Group: "apps", Kind: "Deployment"}, typed(deploymentColumns, deploymentCells), "deployments")
 	register(schema.GroupKind{Group: "apps", Kind: "DaemonSet"}, typed(daemonSetColumns, daemonSetCells), "daemonsets")
 	register(schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, typed(statefulSetColumns, statefulSetCells), "statefulsets")
+	register(schema.GroupKind{Group: "apps", Kind: "ControllerRevision"}, typed(controllerRevisionColumns, controllerRevisionCells), "controllerrevisions")
 }
 
 var replicaSetColumns = []metav1.TableColumnDefinition{
@@ -124,4 +126,24 @@ func statefulSetCells(ss *appsv1.StatefulSet, now time.Time) []interface{} {
 		names,
 		images,
 	}
+}
+
+// ControllerRevision (upstream prints the revision, an int64, under a
+// string column).
+
+var controllerRevisionColumns = []metav1.TableColumnDefinition{
+	nameColumn,
+	{Name: "Controller", Type: "string", Description: "Controller of the object"},
+	{Name: "Revision", Type: "string", Description: appsv1.ControllerRevision{}.SwaggerDoc()["revision"]},
+	ageColumn,
+}
+
+func controllerRevisionCells(cr *appsv1.ControllerRevision, now time.Time) []interface{} {
+	controller := "<none>"
+	if ref := metav1.GetControllerOf(cr); ref != nil {
+		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil {
+			controller = strings.ToLower(gv.WithKind(ref.Kind).GroupKind().String()) + "/" + ref.Name
+		}
+	}
+	return []interface{}{cr.Name, controller, cr.Revision, since(now, cr.CreationTimestamp)}
 }

@@ -35,6 +35,7 @@ func init() {
 	register(schema.GroupKind{Kind: "Secret"}, typed(secretColumns, secretCells), "secrets")
 	register(schema.GroupKind{Kind: "ServiceAccount"}, typed(serviceAccountColumns, serviceAccountCells), "serviceaccounts")
 	register(schema.GroupKind{Kind: "ReplicationController"}, typed(replicationControllerColumns, replicationControllerCells), "replicationcontrollers")
+	register(schema.GroupKind{Kind: "PodTemplate"}, typed(podTemplateColumns, podTemplateCells), "podtemplates")
 }
 
 // Node
@@ -484,4 +485,18 @@ func sortedKeys(set map[string]bool) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// PodTemplate (upstream shows containers and images at priority 0 here).
+
+var podTemplateColumns = []metav1.TableColumnDefinition{
+	nameColumn,
+	{Name: "Containers", Type: "string", Description: containersColumn.Description},
+	{Name: "Images", Type: "string", Description: imagesColumn.Description},
+	{Name: "Pod Labels", Type: "string", Description: "The labels for the pod template."},
+}
+
+func podTemplateCells(pt *corev1.PodTemplate, _ time.Time) []interface{} {
+	names, images := containerCells(pt.Template.Spec.Containers)
+	return []interface{}{pt.Name, names, images, labels.FormatLabels(pt.Template.Labels)}
 }

@@ -90,7 +90,7 @@ func TestDefaultPrinter(t *testing.T) {
 		gr   schema.GroupResource
 		obj  runtime.Object
 	}{
-		{"resource without a printer", core("podtemplates"), &corev1.PodTemplate{ObjectMeta: objMeta("tmpl")}},
+		{"resource without a printer", core("persistentvolumeclaims"), &corev1.PersistentVolumeClaim{ObjectMeta: objMeta("tmpl")}},
 		{"metadata only", podsGR, &metav1.PartialObjectMetadata{ObjectMeta: objMeta("tmpl")}},
 		{"custom resource", schema.GroupResource{Group: "example.com", Resource: "widgets"}, &unstructured.Unstructured{Object: map[string]interface{}{
 			"apiVersion": "example.com/v1", "kind": "Widget",

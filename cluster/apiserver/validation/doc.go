@@ -5,9 +5,10 @@
 // It owns three questions, one function each, asked of the v1 types kstep
 // serves (core/v1 Namespace, Pod, Node, Service, Endpoints, Event,
 // ConfigMap, Secret, ServiceAccount, Binding, ReplicationController,
-// ResourceQuota, LimitRange; events.k8s.io/v1 Event;
+// ResourceQuota, LimitRange, PodTemplate; events.k8s.io/v1 Event;
 // coordination.k8s.io/v1 Lease; discovery.k8s.io/v1 EndpointSlice;
-// apps/v1 ReplicaSet, Deployment; autoscaling/v1 Scale;
+// apps/v1 ReplicaSet, Deployment, DaemonSet, StatefulSet,
+// ControllerRevision; batch/v1 Job, CronJob; autoscaling/v1 Scale;
 // admissionregistration.k8s.io/v1 webhook configurations;
 // scheduling.k8s.io/v1 PriorityClass):
 //

@@ -194,7 +194,7 @@ func TestDispatch(t *testing.T) {
 		})
 	}
 	expectErrs(t, ValidateUpdate(validPod(), validService()), "Internal []: old object is *v1.Service, want *v1.Pod")
-	expectErrs(t, ValidateCreate(&corev1.PodTemplate{}))
+	expectErrs(t, ValidateCreate(&corev1.PersistentVolumeClaim{})) // a kind kstep does not serve
 }
 
 func metaOf(obj runtime.Object) *metav1.ObjectMeta {

@@ -7,6 +7,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -68,6 +69,18 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 		errs = validateReplicaSet(o)
 	case *appsv1.Deployment:
 		errs = validateDeployment(o)
+	case *appsv1.DaemonSet:
+		errs = validateDaemonSet(o)
+	case *appsv1.StatefulSet:
+		errs = validateStatefulSet(o)
+	case *appsv1.ControllerRevision:
+		errs = validateControllerRevision(o)
+	case *batchv1.Job:
+		errs = validateJob(o)
+	case *batchv1.CronJob:
+		errs = validateCronJob(o)
+	case *corev1.PodTemplate:
+		errs = validatePodTemplate(o)
 	case *policyv1.PodDisruptionBudget:
 		errs = validatePodDisruptionBudget(o)
 	case *autoscalingv1.Scale:
@@ -131,6 +144,18 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		errs = update(o, old, validateReplicaSetUpdate)
 	case *appsv1.Deployment:
 		errs = update(o, old, validateDeploymentUpdate)
+	case *appsv1.DaemonSet:
+		errs = update(o, old, validateDaemonSetUpdate)
+	case *appsv1.StatefulSet:
+		errs = update(o, old, validateStatefulSetUpdate)
+	case *appsv1.ControllerRevision:
+		errs = update(o, old, validateControllerRevisionUpdate)
+	case *batchv1.Job:
+		errs = update(o, old, validateJobUpdate)
+	case *batchv1.CronJob:
+		errs = update(o, old, validateCronJobUpdate)
+	case *corev1.PodTemplate:
+		errs = update(o, old, validatePodTemplateUpdate)
 	case *policyv1.PodDisruptionBudget:
 		errs = update(o, old, validatePodDisruptionBudgetUpdate)
 	case *autoscalingv1.Scale:
@@ -185,6 +210,14 @@ func ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 		errs = update(o, old, validateReplicaSetStatusUpdate)
 	case *appsv1.Deployment:
 		errs = update(o, old, validateDeploymentStatusUpdate)
+	case *appsv1.DaemonSet:
+		errs = update(o, old, validateDaemonSetStatusUpdate)
+	case *appsv1.StatefulSet:
+		errs = update(o, old, validateStatefulSetStatusUpdate)
+	case *batchv1.Job:
+		errs = update(o, old, validateJobStatusUpdate)
+	case *batchv1.CronJob:
+		errs = update(o, old, validateCronJobStatusUpdate)
 	case *policyv1.PodDisruptionBudget:
 		errs = update(o, old, validatePodDisruptionBudgetStatusUpdate)
 	default:

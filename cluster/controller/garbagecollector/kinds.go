@@ -4,6 +4,7 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -146,6 +147,18 @@ func followedKinds(cs kubernetes.Interface, f informers.SharedInformerFactory, p
 			func(ns string) typedClient[*corev1.ReplicationController] {
 				return cs.CoreV1().ReplicationControllers(ns)
 			}),
+		newKind(apps.WithKind("DaemonSet"), true, f.Apps().V1().DaemonSets().Informer(),
+			func(ns string) typedClient[*appsv1.DaemonSet] { return cs.AppsV1().DaemonSets(ns) }),
+		newKind(apps.WithKind("StatefulSet"), true, f.Apps().V1().StatefulSets().Informer(),
+			func(ns string) typedClient[*appsv1.StatefulSet] { return cs.AppsV1().StatefulSets(ns) }),
+		newKind(apps.WithKind("ControllerRevision"), true, f.Apps().V1().ControllerRevisions().Informer(),
+			func(ns string) typedClient[*appsv1.ControllerRevision] { return cs.AppsV1().ControllerRevisions(ns) }),
+		newKind(batchv1.SchemeGroupVersion.WithKind("Job"), true, f.Batch().V1().Jobs().Informer(),
+			func(ns string) typedClient[*batchv1.Job] { return cs.BatchV1().Jobs(ns) }),
+		newKind(batchv1.SchemeGroupVersion.WithKind("CronJob"), true, f.Batch().V1().CronJobs().Informer(),
+			func(ns string) typedClient[*batchv1.CronJob] { return cs.BatchV1().CronJobs(ns) }),
+		newKind(core.WithKind("PodTemplate"), true, f.Core().V1().PodTemplates().Informer(),
+			func(ns string) typedClient[*corev1.PodTemplate] { return cs.CoreV1().PodTemplates(ns) }),
 		newKind(core.WithKind("Service"), true, f.Core().V1().Services().Informer(),
 			func(ns string) typedClient[*corev1.Service] { return cs.CoreV1().Services(ns) }),
 		newKind(core.WithKind("Endpoints"), true, f.Core().V1().Endpoints().Informer(),

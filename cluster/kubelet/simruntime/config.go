@@ -27,6 +27,11 @@ type Config struct {
 	// container's START_DELAY environment variable, the one the workload
 	// image honours, overrides it.
 	StartDelay Model `json:"startDelay,omitempty"`
+	// JobDuration models how long a Job's container (one of a pod labelled
+	// batch.kubernetes.io/job-name, as the Job controller labels them)
+	// works before it exits 0; unset, DefaultJobDuration. The container's
+	// SIM_EXIT_AFTER environment variable overrides it.
+	JobDuration Model `json:"jobDuration,omitempty"`
 	// Seed makes the draws repeatable; each node mixes in its name.
 	Seed uint64 `json:"seed,omitempty"`
 }

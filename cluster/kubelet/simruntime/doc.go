@@ -22,8 +22,11 @@
 // which the real workload image also honours, overrides the model). More
 // environment variables model an application's misbehaviour:
 // SIM_EXIT_AFTER (it exits by itself, with SIM_EXIT_CODE, default 0) and
-// SIM_UNHEALTHY_AFTER (its probes fail from then on). An image tagged
-// "missing" cannot be pulled.
+// SIM_UNHEALTHY_AFTER (its probes fail from then on). A Job's container
+// (its pod labelled batch.kubernetes.io/job-name, as the Job controller
+// labels them) does its work and exits 0 after the Config's jobDuration
+// (DefaultJobDuration, 2 s, when unset) unless SIM_EXIT_AFTER says
+// otherwise. An image tagged "missing" cannot be pulled.
 //
 // Stats (ListContainerStats, ListPodSandboxStats) are simulated: a running
 // container's cpu is a steady 30–70 % of its request (10m without one),

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
+	batchv1 "k8s.io/api/batch/v1"
 	"maps"
 	"math/rand/v2"
 	"net/netip"
@@ -389,7 +390,11 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	} else {
 		c.startDelay = -1 // drawn at start
 	}
-	c.exitAfter, _ = envDuration(env, "SIM_EXIT_AFTER")
+	if d, ok := envDuration(env, "SIM_EXIT_AFTER"); ok {
+		c.exitAfter = d
+	} else if jobPod(req.GetSandboxConfig().GetLabels()) {
+		c.exitAfter = -1 // a Job's work: its length drawn at start
+	}
 	c.unhealthyAfter, _ = envDuration(env, "SIM_UNHEALTHY_AFTER")
 	if v, err := strconv.Atoi(env["SIM_EXIT_CODE"]); err == nil {
 		c.exitWith = int32(v)
@@ -430,7 +435,10 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 	if err := r.enter(ctx, "StartContainer"); err != nil {
 		return nil, err
 	}
-	delay := r.sample(r.cfg.StartDelay)
+	delay, work := r.sample(r.cfg.StartDelay), r.sample(r.cfg.JobDuration)
+	if r.cfg.JobDuration.Dist == "" {
+		work = DefaultJobDuration
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.containers[req.ContainerId]
@@ -444,7 +452,24 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 	if c.startDelay < 0 {
 		c.startDelay = delay
 	}
+	if c.exitAfter < 0 {
+		c.exitAfter = max(work, time.Nanosecond)
+	}
 	return &runtimeapi.StartContainerResponse{}, nil
+}
+
+// DefaultJobDuration is how long a Job's container works when the
+// Config's JobDuration is unset.
+const DefaultJobDuration = 2 * time.Second
+
+// jobPod reports whether a sandbox's labels (the pod's) are those the Job
+// controller gives its pods.
+func jobPod(l map[string]string) bool {
+	_, ok := l[batchv1.JobNameLabel]
+	if !ok {
+		_, ok = l[batchv1.ControllerUidLabel]
+	}
+	return ok
 }
 
 func (c *container) exit(at int64, code int32, reason string) {

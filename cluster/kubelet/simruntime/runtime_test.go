@@ -177,3 +177,51 @@ func TestNodeCIDR(t *testing.T) {
 		t.Error("out of range")
 	}
 }
+
+// TestJobContainersFinish: a Job's container (its sandbox labelled as the
+// Job controller labels pods) exits 0 after JobDuration; any other
+// container keeps running.
+func TestJobContainersFinish(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	r, _ := New("n", NodeCIDR(0), Config{JobDuration: Model{Dist: "fixed", Value: 3 * time.Second}}, clk)
+	ctx := context.Background()
+	_, _ = r.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "i"}})
+	start := func(uid string, labels map[string]string) string {
+		sc := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Uid: uid}, Labels: labels}
+		sb, err := r.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := r.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, SandboxConfig: sc, Config: &runtimeapi.ContainerConfig{
+			Metadata: &runtimeapi.ContainerMetadata{Name: "a"}, Image: &runtimeapi.ImageSpec{Image: "i"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: c.ContainerId}); err != nil {
+			t.Fatal(err)
+		}
+		return c.ContainerId
+	}
+	job := start("j", map[string]string{"batch.kubernetes.io/job-name": "pi"})
+	svc := start("s", map[string]string{"app": "web"})
+	state := func(id string) *runtimeapi.ContainerStatus {
+		cs, err := r.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs.Status
+	}
+	clk.Step(2 * time.Second)
+	if s := state(job); s.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Fatalf("job container after 2s of 3: %v", s.State)
+	}
+	clk.Step(2 * time.Second)
+	if s := state(job); s.State != runtimeapi.ContainerState_CONTAINER_EXITED || s.ExitCode != 0 || s.Reason != "Completed" ||
+		s.FinishedAt != time.Unix(1003, 0).UnixNano() {
+		t.Fatalf("job container after 4s: %+v", s)
+	}
+	clk.Step(time.Hour)
+	if s := state(svc); s.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Fatalf("a service's container: %v", s.State)
+	}
+}
