@@ -89,6 +89,10 @@ type Scheduler struct {
 	recorder  record.EventRecorder
 	log       *slog.Logger
 	exec      executor
+	// informers is the term's shared factory: the node informer and the
+	// plugins' listers (Handle.SharedInformerFactory); nil without a
+	// client.
+	informers informers.SharedInformerFactory
 }
 
 // New builds a Scheduler; nothing runs until Run.
@@ -158,15 +162,6 @@ func newScheduler(cfg Config, exec executor) (*Scheduler, error) {
 		pct = *cc.PercentageOfNodesToScore
 	}
 	s.algo = &algorithm{snapshot: s.snapshot, parallel: par, percentage: pct, rand: rand.New(rand.NewPCG(seed, seed>>1|1))}
-	for _, p := range cc.Profiles {
-		fwk, err := framework.New(registry, plugins.DefaultPlugins(), p, framework.Options{
-			Client: cfg.Client, Snapshot: s.snapshot, Parallelizer: par, PercentageOfNodesToScore: cc.PercentageOfNodesToScore,
-		})
-		if err != nil {
-			return nil, err
-		}
-		s.profiles[p.SchedulerName] = fwk
-	}
 	s.queue = queue.New(clk,
 		queue.WithBackoff(time.Duration(cc.PodInitialBackoffSeconds)*time.Second, time.Duration(cc.PodMaxBackoffSeconds)*time.Second),
 		queue.WithUnschedulableTimeout(unschedTimeout),
@@ -175,6 +170,23 @@ func newScheduler(cfg Config, exec executor) (*Scheduler, error) {
 			return fwk == nil || fwk.PodMayFitAfter(p.UnschedulablePlugins, ev)
 		}),
 	)
+	if cfg.Client != nil {
+		s.informers = informers.NewSharedInformerFactory(cfg.Client, 0)
+	}
+	var pluginMetrics framework.MetricsRecorder
+	if cfg.Metrics != nil {
+		pluginMetrics = cfg.Metrics
+	}
+	for _, p := range cc.Profiles {
+		fwk, err := framework.New(registry, plugins.DefaultPlugins(), p, framework.Options{
+			Client: cfg.Client, Snapshot: s.snapshot, Parallelizer: par, PercentageOfNodesToScore: cc.PercentageOfNodesToScore,
+			Informers: s.informers, Nominator: s.queue, Metrics: pluginMetrics,
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.profiles[p.SchedulerName] = fwk
+	}
 	return s, nil
 }
 
@@ -217,7 +229,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		defer r.Stop()
 		s.recorder = r.Recorder(corev1.EventSource{Component: corev1.DefaultSchedulerName})
 	}
-	nodesF := informers.NewSharedInformerFactory(s.client, 0)
+	for _, fwk := range s.profiles {
+		fwk.SetEventRecorder(s.recorder)
+	}
+	nodesF := s.informers
 	pendingF := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = s.pendingSelector()
 	}))
@@ -236,6 +251,14 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	if !toolscache.WaitForCacheSync(ctx.Done(), nodes.HasSynced, assigned.HasSynced, pending.HasSynced) {
 		return nil // the term ended before the caches filled
+	}
+	for typ, ok := range nodesF.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			if ctx.Err() != nil {
+				return nil // the term ended before the caches filled
+			}
+			return fmt.Errorf("scheduler: the %v informer a plugin needs did not sync", typ)
+		}
 	}
 	s.metrics.setCurrent(s)
 	defer s.metrics.setCurrent(nil)
