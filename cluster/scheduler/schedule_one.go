@@ -180,15 +180,23 @@ func needsCondition(pod *corev1.Pod, reason, msg string) bool {
 // status.nominatedNodeName when preemption nominated a node. A pod that left
 // the queue (bound meanwhile) is left alone.
 func (s *Scheduler) patchCondition(ctx context.Context, pod *corev1.Pod, reason, msg, nominated string) {
-	if ctx.Err() != nil || s.queue.Where(pod) == "" || s.queue.Where(pod) == "inflight" {
+	if ctx.Err() != nil {
 		return
 	}
-	status := map[string]any{"conditions": []corev1.PodCondition{{
-		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: reason, Message: msg,
-		LastTransitionTime: metav1.NewTime(s.clock.Now()),
-	}}}
+	status := map[string]any{}
+	if where := s.queue.Where(pod); where != "" && where != "inflight" {
+		status["conditions"] = []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: reason, Message: msg,
+			LastTransitionTime: metav1.NewTime(s.clock.Now()),
+		}}
+	}
 	if nominated != "" {
+		// Written even when the pod is being placed again meanwhile (its
+		// victims went fast): where it was nominated is part of its story.
 		status["nominatedNodeName"] = nominated
+	}
+	if len(status) == 0 {
+		return
 	}
 	patch := map[string]any{"status": status}
 	data, err := json.Marshal(patch)

@@ -29,6 +29,10 @@ type PodNominator interface {
 	// NominatedPodsForNode returns the pods nominated to nodeName; the
 	// slice is the caller's.
 	NominatedPodsForNode(nodeName string) []*PodInfo
+	// NominatedNodeName is where the pod is nominated in memory, "" when
+	// nowhere: ahead of its status.nominatedNodeName, which is written
+	// asynchronously.
+	NominatedNodeName(pod *corev1.Pod) string
 }
 
 // MetricsRecorder takes what plugins measure for the scheduler's metrics

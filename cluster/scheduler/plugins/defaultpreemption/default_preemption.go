@@ -128,6 +128,10 @@ func (pl *DefaultPreemption) eligible(pod *corev1.Pod, m framework.NodeToStatus)
 		return false, msgNever
 	}
 	name := pod.Status.NominatedNodeName
+	if n := pl.h.PodNominator(); name == "" && n != nil {
+		// Nominated a moment ago, the status not written or seen yet.
+		name = n.NominatedNodeName(pod)
+	}
 	if name == "" {
 		return true, ""
 	}
