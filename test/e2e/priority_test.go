@@ -129,11 +129,11 @@ value: 1000
 	resources := func(cpu string) string {
 		return "    resources:\n      requests:\n        cpu: \"" + cpu + "\"\n"
 	}
-	k.run("apply", "-f", writeTemp(t, "low.yaml", podManifest("low", "  priorityClassName: low\n")+resources("3")))
+	k.run("apply", "-f", writeTemp(t, "low.yaml", podManifest("low", resources("3")+"  priorityClassName: low\n")))
 	k.run("wait", "--for=condition=Ready", "pod/low", "--timeout=60s")
 
 	start := time.Now()
-	k.run("apply", "-f", writeTemp(t, "high.yaml", podManifest("high", "  priorityClassName: high\n")+resources("2")))
+	k.run("apply", "-f", writeTemp(t, "high.yaml", podManifest("high", resources("2")+"  priorityClassName: high\n")))
 	var node string
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		node = k.run("get", "pod", "high", "-o", "jsonpath={.spec.nodeName}")
