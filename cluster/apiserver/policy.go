@@ -99,12 +99,14 @@ func bootstrapPolicy() []runtime.Object {
 			rule([]string{"create"}, discovery, "endpointslices"),
 			rule(readWrite, coord, "leases"),
 			eventWrite, reviewRule, tokenReviewRule),
-		// The scheduler: watches nodes and pods, binds, writes the
-		// PodScheduled condition, leads through a Lease.
+		// The scheduler: watches nodes, pods and PodDisruptionBudgets,
+		// binds, writes the PodScheduled condition and nominatedNodeName,
+		// preempts (DisruptionTarget, delete), leads through a Lease.
 		clusterRole("system:kube-scheduler",
 			rule(read, core, "nodes", "pods", "namespaces", "services", "replicationcontrollers", "persistentvolumeclaims", "persistentvolumes"),
 			rule(read, apps, "replicasets", "statefulsets"),
 			rule(read, []string{"scheduling.k8s.io"}, "priorityclasses"),
+			rule(read, []string{"policy"}, "poddisruptionbudgets"),
 			rule([]string{"create"}, core, "pods/binding", "bindings"),
 			rule([]string{"patch", "update"}, core, "pods/status"),
 			rule([]string{"delete"}, core, "pods"),

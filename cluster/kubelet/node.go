@@ -87,8 +87,7 @@ func (k *Kubelet) buildNode() *corev1.Node {
 // fillStatus sets what the kubelet reports about its node: capacity,
 // addresses, nodeInfo and the conditions, with heartbeats now.
 func (k *Kubelet) fillStatus(st *corev1.NodeStatus) {
-	st.Capacity = k.cfg.Capacity.DeepCopy()
-	st.Allocatable = k.cfg.Capacity.DeepCopy()
+	st.Capacity, st.Allocatable = k.resources(st.Capacity, st.Allocatable)
 	st.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: k.cfg.NodeName}}
 	if k.cfg.NodeIP != "" {
 		st.Addresses = append([]corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: k.cfg.NodeIP}}, st.Addresses...)
@@ -120,6 +119,52 @@ func (k *Kubelet) fillStatus(st *corev1.NodeStatus) {
 		}
 	}
 	st.Conditions = want
+}
+
+// resources are the node's capacity and allocatable after this kubelet's
+// report, given what the Node holds now. The kubelet owns the entries of
+// its configured capacity (cpu, memory, pods, ...) and sets them; an entry
+// it does not own — an extended resource an operator or a device manager
+// patched into capacity, as every SchedulerPreemption conformance spec
+// does — is kept, and allocatable follows capacity for it, as upstream's
+// MachineInfo setter (kstep reserves nothing for the system). An extended
+// resource gone from capacity leaves allocatable too.
+func (k *Kubelet) resources(capacity, allocatable corev1.ResourceList) (corev1.ResourceList, corev1.ResourceList) {
+	outCap := k.cfg.Capacity.DeepCopy()
+	for name, q := range capacity {
+		if _, owned := outCap[name]; !owned {
+			outCap[name] = q.DeepCopy()
+		}
+	}
+	outAlloc := make(corev1.ResourceList, len(outCap))
+	for name, q := range allocatable {
+		if _, owned := k.cfg.Capacity[name]; owned {
+			continue
+		}
+		if _, inCap := outCap[name]; !inCap && isExtendedResource(name) {
+			continue
+		}
+		outAlloc[name] = q.DeepCopy()
+	}
+	for name, q := range outCap {
+		if _, owned := k.cfg.Capacity[name]; owned {
+			outAlloc[name] = q.DeepCopy()
+			continue
+		}
+		if _, set := outAlloc[name]; !set {
+			outAlloc[name] = q.DeepCopy()
+		}
+	}
+	return outCap, outAlloc
+}
+
+// isExtendedResource: a resource name outside the kubernetes.io domain
+// (upstream's IsExtendedResourceName without its validity check: a name in
+// a Node's status passed validation already).
+func isExtendedResource(name corev1.ResourceName) bool {
+	s := string(name)
+	return strings.Contains(s, "/") && !strings.Contains(s, corev1.ResourceDefaultNamespacePrefix) &&
+		!strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix)
 }
 
 func (k *Kubelet) nodeInfo() corev1.NodeSystemInfo {

@@ -119,6 +119,20 @@ func (a *algorithm) findNodesThatFit(ctx context.Context, fwk *framework.Framewo
 		}
 		return nil, diagnosis, 0, nil
 	}
+	// A pod nominated by preemption tries its node first, as upstream's
+	// evaluateNominatedNode: the room its victims left is for it.
+	if name := pod.Status.NominatedNodeName; name != "" && fwk.HasFilterPlugins() {
+		if ni := a.snapshot.Get(name); ni != nil && ni.Node() != nil {
+			s := fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+			if s.IsSuccess() {
+				a.feasibleBuf = append(a.feasibleBuf[:0], ni)
+				return a.feasibleBuf, diagnosis, 1, nil
+			}
+			if !s.IsRejected() {
+				return nil, diagnosis, 0, fmt.Errorf("filtering nominated node %q: %w", name, s.AsError())
+			}
+		}
+	}
 	numToFind := numFeasibleNodesToFind(a.percentageFor(fwk), n)
 	start := a.nextStart % n
 	feasible := a.feasibleBuf[:0]
@@ -138,7 +152,7 @@ func (a *algorithm) findNodesThatFit(ctx context.Context, fwk *framework.Framewo
 	clear(evaluated)
 	var found atomic.Int64
 	a.parallel.UntilStop(ctx, n, func(i int) {
-		s := fwk.RunFilterPlugins(ctx, state, pod, nodes[(start+i)%n])
+		s := fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodes[(start+i)%n])
 		if s.IsSuccess() {
 			evaluated[i] = fits
 			found.Add(1)

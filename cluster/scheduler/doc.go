@@ -7,7 +7,9 @@
 //	informers ──▶ queue (activeQ │ backoffQ │ unschedulable pool)
 //	    │                 │ Pop
 //	    └──▶ cache ──▶ snapshot ──▶ cycle: PreFilter → Filter (parallel over
-//	                                nodes) → PreScore → Score → select →
+//	                                nodes, nominated pods counted) →
+//	                                [no node fits: PostFilter = preemption]
+//	                                → PreScore → Score → select →
 //	                                assume in the cache → Reserve
 //	                                      │
 //	                                      └──▶ binding (async, bounded):
@@ -30,6 +32,11 @@
 //     its resources used while the binding is in flight; a failed binding
 //     forgets it and requeues the pod with backoff; an unconfirmed one
 //     expires after AssumeTTL.
+//   - When no node fits, the PostFilter (DefaultPreemption) may evict
+//     lower-priority victims and nominate a node; the queue keeps the
+//     nomination (framework.PodNominator) and filters count nominated pods
+//     of equal or higher priority on their node, so the room is kept for
+//     the preemptor; the failure path writes status.nominatedNodeName.
 //   - FailedScheduling and Scheduled Events (client-go's record) and the
 //     PodScheduled=False condition tell users why a pod waits; step events
 //     pod.observed.scheduler and pod.scheduled go to the tracer (pod.bound

@@ -174,7 +174,7 @@ func TestIntegrationUnschedulableThenNodeAdded(t *testing.T) {
 	)
 	e.run(t, Config{})
 	create(t, e.cs, pendingPod("big", "2"))
-	want := "0/5 nodes are available: 2 node(s) had untolerated taint {key: value}, 3 Insufficient cpu."
+	want := "0/5 nodes are available: 2 node(s) had untolerated taint {key: value}, 3 Insufficient cpu. preemption: 0/5 nodes are available: 2 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod.."
 	waitFor(t, 10*time.Second, "FailedScheduling", func() bool {
 		ev := events(t, e.cs, "big", ReasonFailedScheduling)
 		if len(ev) > 0 && ev[0].Message != want {
@@ -261,7 +261,7 @@ func TestIntegrationAntiAffinity(t *testing.T) {
 	pending = list.Items[0].Name
 	waitFor(t, 10*time.Second, "FailedScheduling for the 6th", func() bool {
 		ev := events(t, e.cs, pending, ReasonFailedScheduling)
-		return len(ev) > 0 && ev[0].Message == "0/5 nodes are available: 5 node(s) didn't match pod anti-affinity rules."
+		return len(ev) > 0 && ev[0].Message == "0/5 nodes are available: 5 node(s) didn't match pod anti-affinity rules. preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod.."
 	})
 	time.Sleep(300 * time.Millisecond)
 	if n := count(boundPods(t, e.cs)); n != 5 {

@@ -24,6 +24,8 @@ type Metrics struct {
 	bindings        *prometheus.CounterVec
 	bindDuration    prometheus.Histogram
 	leader          prometheus.Gauge
+	preemptions     prometheus.Counter
+	victims         prometheus.Histogram
 
 	current atomic.Pointer[Scheduler]
 }
@@ -61,7 +63,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "1 while this scheduler holds the lease and schedules.",
 		}),
 	}
-	reg.MustRegister(m.attempts, m.attemptDuration, m.e2e, m.bindings, m.bindDuration, m.leader)
+	m.preemptions = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "scheduler_preemption_attempts_total",
+		Help: "Total preemption attempts in the cluster till now (runs of the preemption PostFilter), as upstream's.",
+	})
+	m.victims = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "scheduler_preemption_victims",
+		Help:    "Number of selected preemption victims, as upstream's.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 7),
+	})
+	reg.MustRegister(m.attempts, m.attemptDuration, m.e2e, m.bindings, m.bindDuration, m.leader, m.preemptions, m.victims)
 	for _, q := range []string{"active", "backoff", "unschedulable"} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "scheduler_pending_pods", Help: "Pods waiting, by queue (active, backoff, unschedulable).",
@@ -110,6 +121,20 @@ func (m *Metrics) bound(ok bool, call, e2e time.Duration) {
 	m.bindings.WithLabelValues("success").Inc()
 	m.bindDuration.Observe(call.Seconds())
 	m.e2e.Observe(e2e.Seconds())
+}
+
+// PreemptionAttempt implements framework.MetricsRecorder.
+func (m *Metrics) PreemptionAttempt() {
+	if m != nil {
+		m.preemptions.Inc()
+	}
+}
+
+// PreemptionVictims implements framework.MetricsRecorder.
+func (m *Metrics) PreemptionVictims(n int) {
+	if m != nil {
+		m.victims.Observe(float64(n))
+	}
 }
 
 func (m *Metrics) setLeader(leading bool) {

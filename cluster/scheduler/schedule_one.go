@@ -38,7 +38,19 @@ func (s *Scheduler) scheduleOne(ctx context.Context, p *queue.QueuedPodInfo) {
 	s.cache.UpdateSnapshot(s.snapshot)
 	result, err := s.algo.schedulePod(ctx, fwk, state, pod)
 	if err != nil {
-		s.failed(ctx, fwk, p, err, start)
+		var nominated string
+		var fitErr *framework.FitError
+		if errors.As(err, &fitErr) && fwk.HasPostFilterPlugins() {
+			// No node fits: preemption's turn (upstream's PostFilter). A
+			// nominated node is where the pod waits for its victims.
+			var st *framework.Status
+			nominated, st = fwk.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
+			fitErr.Diagnosis.PostFilterMsg = st.Message()
+			if st.Code() == framework.Error && ctx.Err() == nil {
+				s.log.Warn("preemption failed", "pod", pod.Namespace+"/"+pod.Name, "err", st.AsError())
+			}
+		}
+		s.failed(ctx, fwk, p, err, start, nominated)
 		return
 	}
 	host := result.SuggestedHost
@@ -47,13 +59,16 @@ func (s *Scheduler) scheduleOne(ctx context.Context, p *queue.QueuedPodInfo) {
 	assumed := *pod
 	assumed.Spec.NodeName = host
 	if err := s.cache.AssumePod(&assumed); err != nil {
-		s.failed(ctx, fwk, p, fmt.Errorf("assuming pod on node %s: %w", host, err), start)
+		s.failed(ctx, fwk, p, fmt.Errorf("assuming pod on node %s: %w", host, err), start, "")
 		return
 	}
+	// Assumed, its resources are on the node: a nomination would count
+	// them twice.
+	s.queue.DeleteNominatedPodIfExists(pod)
 	if st := fwk.RunReservePluginsReserve(ctx, state, &assumed, host); !st.IsSuccess() {
 		fwk.RunReservePluginsUnreserve(ctx, state, &assumed, host)
 		_ = s.cache.ForgetPod(&assumed)
-		s.failed(ctx, fwk, p, st.AsError(), start)
+		s.failed(ctx, fwk, p, st.AsError(), start, "")
 		return
 	}
 	now := s.clock.Now()
@@ -103,13 +118,17 @@ func (s *Scheduler) bind(ctx context.Context, fwk *framework.Framework, state *f
 		return
 	}
 	s.metrics.bound(false, 0, 0)
-	s.failed(ctx, fwk, p, fmt.Errorf("binding rejected: %w", st.AsError()), start)
+	s.failed(ctx, fwk, p, fmt.Errorf("binding rejected: %w", st.AsError()), start, "")
 }
 
 // failed handles a pod whose cycle or binding failed: requeue it (the
 // unschedulable pool for "no node fits", backoff otherwise), then tell the
 // user with a FailedScheduling event and the PodScheduled=False condition.
-func (s *Scheduler) failed(ctx context.Context, fwk *framework.Framework, p *queue.QueuedPodInfo, err error, start time.Time) {
+// nominated is the node preemption nominated the pod to ("" for none: a
+// nomination the pod's status holds stays, as upstream's); it is recorded
+// in the queue's nominator at once and in status.nominatedNodeName by the
+// condition's write.
+func (s *Scheduler) failed(ctx context.Context, fwk *framework.Framework, p *queue.QueuedPodInfo, err error, start time.Time, nominated string) {
 	var fitErr *framework.FitError
 	unschedulable := errors.As(err, &fitErr) || errors.Is(err, framework.ErrNoNodesAvailable)
 	result, reason := resultError, "SchedulerError"
@@ -128,6 +147,12 @@ func (s *Scheduler) failed(ctx context.Context, fwk *framework.Framework, p *que
 	if !s.queue.Requeue(p, unschedulable) {
 		return // deleted or bound meanwhile
 	}
+	switch {
+	case nominated != "":
+		s.queue.AddNominatedPod(p.PodInfo, nominated)
+	case p.Pod.Status.NominatedNodeName != "":
+		s.queue.AddNominatedPod(p.PodInfo, p.Pod.Status.NominatedNodeName)
+	}
 	msg := err.Error()
 	if !unschedulable {
 		s.log.Warn("scheduling failed", "pod", p.Pod.Namespace+"/"+p.Pod.Name, "err", err)
@@ -135,9 +160,9 @@ func (s *Scheduler) failed(ctx context.Context, fwk *framework.Framework, p *que
 	if s.recorder != nil {
 		s.recorder.Eventf(p.Pod, corev1.EventTypeWarning, ReasonFailedScheduling, "%s", msg)
 	}
-	if s.client != nil && needsCondition(p.Pod, reason, msg) {
+	if s.client != nil && (needsCondition(p.Pod, reason, msg) || (nominated != "" && nominated != p.Pod.Status.NominatedNodeName)) {
 		pod := p.Pod
-		s.exec.Go(func() { s.patchCondition(ctx, pod, reason, msg) })
+		s.exec.Go(func() { s.patchCondition(ctx, pod, reason, msg, nominated) })
 	}
 }
 
@@ -151,16 +176,29 @@ func needsCondition(pod *corev1.Pod, reason, msg string) bool {
 }
 
 // patchCondition sets PodScheduled=False on the pod's status, as upstream,
-// so `kubectl get pods` and `describe` say why it waits. A pod that left
+// so `kubectl get pods` and `describe` say why it waits, and
+// status.nominatedNodeName when preemption nominated a node. A pod that left
 // the queue (bound meanwhile) is left alone.
-func (s *Scheduler) patchCondition(ctx context.Context, pod *corev1.Pod, reason, msg string) {
-	if ctx.Err() != nil || s.queue.Where(pod) == "" || s.queue.Where(pod) == "inflight" {
+func (s *Scheduler) patchCondition(ctx context.Context, pod *corev1.Pod, reason, msg, nominated string) {
+	if ctx.Err() != nil {
 		return
 	}
-	patch := map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{{
-		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: reason, Message: msg,
-		LastTransitionTime: metav1.NewTime(s.clock.Now()),
-	}}}}
+	status := map[string]any{}
+	if where := s.queue.Where(pod); where != "" && where != "inflight" {
+		status["conditions"] = []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: reason, Message: msg,
+			LastTransitionTime: metav1.NewTime(s.clock.Now()),
+		}}
+	}
+	if nominated != "" {
+		// Written even when the pod is being placed again meanwhile (its
+		// victims went fast): where it was nominated is part of its story.
+		status["nominatedNodeName"] = nominated
+	}
+	if len(status) == 0 {
+		return
+	}
+	patch := map[string]any{"status": status}
 	data, err := json.Marshal(patch)
 	if err != nil {
 		return

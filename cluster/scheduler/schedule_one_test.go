@@ -201,7 +201,7 @@ func TestFailedSchedulingThenNodeAdded(t *testing.T) {
 	pod := st.MakePod().Name("big").Req("cpu", "2").Obj()
 	h.s.onPendingAdd(pod)
 	h.drain(context.Background())
-	want := "Warning FailedScheduling 0/5 nodes are available: 2 node(s) had untolerated taint {key: value}, 3 Insufficient cpu."
+	want := "Warning FailedScheduling 0/5 nodes are available: 2 node(s) had untolerated taint {key: value}, 3 Insufficient cpu. preemption: 0/5 nodes are available: 2 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod.."
 	if ev := h.events(); len(ev) != 1 || ev[0] != want {
 		t.Fatalf("events %q\nwant %q", ev, want)
 	}
@@ -327,7 +327,7 @@ func TestRequiredAntiAffinityHostname(t *testing.T) {
 			warn = append(warn, e)
 		}
 	}
-	want := "Warning FailedScheduling 0/5 nodes are available: 5 node(s) didn't match pod anti-affinity rules."
+	want := "Warning FailedScheduling 0/5 nodes are available: 5 node(s) didn't match pod anti-affinity rules. preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod.."
 	if len(warn) != 1 || warn[0] != want {
 		t.Fatalf("warnings %q", warn)
 	}

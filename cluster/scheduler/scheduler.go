@@ -92,6 +92,10 @@ type Scheduler struct {
 	// workloads are what plugins read of Services and pod owners; Run
 	// fills them once their informers synced.
 	workloads *framework.WorkloadListers
+	// informers is the term's shared factory: the node informer and the
+	// plugins' listers (Handle.SharedInformerFactory); nil without a
+	// client.
+	informers informers.SharedInformerFactory
 }
 
 // New builds a Scheduler; nothing runs until Run.
@@ -162,16 +166,6 @@ func newScheduler(cfg Config, exec executor) (*Scheduler, error) {
 		pct = *cc.PercentageOfNodesToScore
 	}
 	s.algo = &algorithm{snapshot: s.snapshot, parallel: par, percentage: pct, rand: rand.New(rand.NewPCG(seed, seed>>1|1))}
-	for _, p := range cc.Profiles {
-		fwk, err := framework.New(registry, plugins.DefaultPlugins(), p, framework.Options{
-			Client: cfg.Client, Snapshot: s.snapshot, Parallelizer: par, PercentageOfNodesToScore: cc.PercentageOfNodesToScore,
-			Workloads: s.workloads,
-		})
-		if err != nil {
-			return nil, err
-		}
-		s.profiles[p.SchedulerName] = fwk
-	}
 	s.queue = queue.New(clk,
 		queue.WithBackoff(time.Duration(cc.PodInitialBackoffSeconds)*time.Second, time.Duration(cc.PodMaxBackoffSeconds)*time.Second),
 		queue.WithUnschedulableTimeout(unschedTimeout),
@@ -180,6 +174,23 @@ func newScheduler(cfg Config, exec executor) (*Scheduler, error) {
 			return fwk == nil || fwk.PodMayFitAfter(p.UnschedulablePlugins, ev)
 		}),
 	)
+	if cfg.Client != nil {
+		s.informers = informers.NewSharedInformerFactory(cfg.Client, 0)
+	}
+	var pluginMetrics framework.MetricsRecorder
+	if cfg.Metrics != nil {
+		pluginMetrics = cfg.Metrics
+	}
+	for _, p := range cc.Profiles {
+		fwk, err := framework.New(registry, plugins.DefaultPlugins(), p, framework.Options{
+			Client: cfg.Client, Snapshot: s.snapshot, Parallelizer: par, PercentageOfNodesToScore: cc.PercentageOfNodesToScore,
+			Informers: s.informers, Nominator: s.queue, Metrics: pluginMetrics, Workloads: s.workloads,
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.profiles[p.SchedulerName] = fwk
+	}
 	return s, nil
 }
 
@@ -222,7 +233,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		defer r.Stop()
 		s.recorder = r.Recorder(corev1.EventSource{Component: corev1.DefaultSchedulerName})
 	}
-	nodesF := informers.NewSharedInformerFactory(s.client, 0)
+	for _, fwk := range s.profiles {
+		fwk.SetEventRecorder(s.recorder)
+	}
+	nodesF := s.informers
 	pendingF := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = s.pendingSelector()
 	}))
@@ -236,27 +250,30 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return err
 	}
 	// Services and pod owners, for the default topology spread
-	// constraints. StatefulSets only where the apiserver serves them: an
+	// constraints, from the shared factory the plugins' other listers
+	// come from. StatefulSets only where the apiserver serves them: an
 	// informer of an unserved kind never syncs.
-	workloadsF := informers.NewSharedInformerFactory(s.client, 0)
 	wl := framework.WorkloadListers{
-		Services:               workloadsF.Core().V1().Services().Lister(),
-		ReplicationControllers: workloadsF.Core().V1().ReplicationControllers().Lister(),
-		ReplicaSets:            workloadsF.Apps().V1().ReplicaSets().Lister(),
+		Services:               nodesF.Core().V1().Services().Lister(),
+		ReplicationControllers: nodesF.Core().V1().ReplicationControllers().Lister(),
+		ReplicaSets:            nodesF.Apps().V1().ReplicaSets().Lister(),
 	}
 	if served(s.client, "apps/v1", "statefulsets") {
-		wl.StatefulSets = workloadsF.Apps().V1().StatefulSets().Lister()
+		wl.StatefulSets = nodesF.Apps().V1().StatefulSets().Lister()
 	}
-	for _, f := range []informers.SharedInformerFactory{nodesF, assignedF, pendingF, workloadsF} {
+	for _, f := range []informers.SharedInformerFactory{nodesF, assignedF, pendingF} {
 		f.Start(ctx.Done())
 		defer f.Shutdown()
 	}
 	if !toolscache.WaitForCacheSync(ctx.Done(), nodes.HasSynced, assigned.HasSynced, pending.HasSynced) {
 		return nil // the term ended before the caches filled
 	}
-	for _, ok := range workloadsF.WaitForCacheSync(ctx.Done()) {
+	for typ, ok := range nodesF.WaitForCacheSync(ctx.Done()) {
 		if !ok {
-			return nil
+			if ctx.Err() != nil {
+				return nil // the term ended before the caches filled
+			}
+			return fmt.Errorf("scheduler: the %v informer a plugin needs did not sync", typ)
 		}
 	}
 	// Before the first cycle: the plugins read it only in cycles.

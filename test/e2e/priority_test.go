@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 const priorityClassesManifest = `apiVersion: scheduling.k8s.io/v1
@@ -101,5 +102,69 @@ globalDefault: true
 	k.run("rollout", "status", "deployment/web", "--timeout=60s")
 	if got := k.run("get", "pods", "-l", "app=web", "-o", "jsonpath={range .items[*]}{.spec.priority} {end}"); strings.TrimSpace(got) != "10 10" {
 		t.Errorf("the deployment's pods have priorities %q, want the global default's 10", got)
+	}
+}
+
+// TestKubectlPreemption is issue 58's second bullet with real kubectl on a
+// hollow node (4 cpu): a low-priority pod takes 3 cpu; a high-priority pod
+// asking 2 fits only if it goes. The scheduler preempts it (the
+// DisruptionTarget condition, graceful deletion, a Preempted Event),
+// nominates the node and binds the high-priority pod once its victim is
+// gone, within a generous functional deadline.
+func TestKubectlPreemption(t *testing.T) {
+	inLane(t, hollowProcs)
+	path := kubectlPath(t)
+	conf, _ := upCLI(t, "--hollow-nodes", "1")
+	k := kubectl{t: t, path: path, conf: conf}
+	k.run("apply", "-f", writeTemp(t, "pc.yaml", `apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: low
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: high
+value: 1000
+`))
+	resources := func(cpu string) string {
+		return "    resources:\n      requests:\n        cpu: \"" + cpu + "\"\n"
+	}
+	k.run("apply", "-f", writeTemp(t, "low.yaml", podManifest("low", resources("3")+"  priorityClassName: low\n")))
+	k.run("wait", "--for=condition=Ready", "pod/low", "--timeout=60s")
+
+	start := time.Now()
+	k.run("apply", "-f", writeTemp(t, "high.yaml", podManifest("high", resources("2")+"  priorityClassName: high\n")))
+	var node string
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		node = k.run("get", "pod", "high", "-o", "jsonpath={.spec.nodeName}")
+		if node != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("high not bound within 60 s:\n%s\n%s", k.run("describe", "pod", "high"), k.run("get", "events"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(start)
+	t.Logf("high-priority pod bound %v after its creation (its victim preempted and gone)", took)
+	if out, err := k.try("get", "pod", "low", "-o", "name"); err == nil || !strings.Contains(out, "NotFound") {
+		t.Errorf("the victim is still there after the preemptor was bound: %v\n%s", err, out)
+	}
+	if got := k.run("get", "pod", "high", "-o", "jsonpath={.status.nominatedNodeName}"); got != node {
+		t.Errorf("nominatedNodeName %q, bound to %q", got, node)
+	}
+	uid := k.run("get", "pod", "high", "-o", "jsonpath={.metadata.uid}")
+	var ev string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		// The Event is written asynchronously, as upstream's.
+		ev = k.run("get", "events", "--field-selector", "involvedObject.name=low,reason=Preempted", "-o", "jsonpath={.items[*].message}")
+		if ev != "" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if ev != "Preempted by pod "+uid+" on node "+node {
+		t.Errorf("the victim's Preempted event %q", ev)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
 )
 
 // Plugin is what every plugin is: a name, unique in a registry.
@@ -109,6 +111,23 @@ type Handle interface {
 	Parallelizer() Parallelizer
 	// Workloads reads services and pod owners; nil without an apiserver.
 	Workloads() *WorkloadListers
+	// SharedInformerFactory is the term's informer factory: a plugin may
+	// ask it for listers at construction (preemption's
+	// PodDisruptionBudgets); the scheduler starts it and waits for its
+	// caches before the first cycle. Nil when the scheduler has no client.
+	SharedInformerFactory() informers.SharedInformerFactory
+	// EventRecorder writes Events (preemption's Preempted); nil before the
+	// scheduler runs or when it records none.
+	EventRecorder() record.EventRecorder
+	// PodNominator keeps the pods preemption nominated; nil when none is
+	// kept.
+	PodNominator() PodNominator
+	// MetricsRecorder takes the plugins' metrics; never nil.
+	MetricsRecorder() MetricsRecorder
+	// RunFilterPluginsWithNominatedPods runs the profile's filters for
+	// one node, counting the pods nominated to it (preemption's
+	// simulation).
+	RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *corev1.Pod, ni *NodeInfo) *Status
 }
 
 // PluginFactory builds a plugin for one profile.

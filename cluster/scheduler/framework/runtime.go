@@ -7,7 +7,9 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/kstep-dev/kstep/cluster/scheduler/config"
 )
@@ -22,6 +24,12 @@ type Options struct {
 	// PercentageOfNodesToScore is the configuration's global value; the
 	// profile's overrides it.
 	PercentageOfNodesToScore *int32
+	// Informers is the term's informer factory (Handle.SharedInformerFactory).
+	Informers informers.SharedInformerFactory
+	// Nominator keeps the nominated pods; nil keeps none.
+	Nominator PodNominator
+	// Metrics takes the plugins' metrics; nil records nothing.
+	Metrics MetricsRecorder
 }
 
 // Framework runs one profile's plugins. Its Run methods for the scheduling
@@ -50,6 +58,9 @@ type Framework struct {
 	// Scratch for RunScorePlugins; the scheduling goroutine owns it.
 	scoreBuf [][]NodeScore
 	totals   []NodeScore
+
+	// recorder is set by the scheduler before its first cycle.
+	recorder record.EventRecorder
 }
 
 var _ Handle = &Framework{}
@@ -216,6 +227,19 @@ func (f *Framework) Parallelizer() Parallelizer { return f.opts.Parallelizer }
 
 // Workloads implements Handle.
 func (f *Framework) Workloads() *WorkloadListers { return f.opts.Workloads }
+
+// SharedInformerFactory implements Handle.
+func (f *Framework) SharedInformerFactory() informers.SharedInformerFactory { return f.opts.Informers }
+
+// EventRecorder implements Handle.
+func (f *Framework) EventRecorder() record.EventRecorder { return f.recorder }
+
+// SetEventRecorder gives the plugins the scheduler's recorder; call it
+// before the first cycle.
+func (f *Framework) SetEventRecorder(r record.EventRecorder) { f.recorder = r }
+
+// HasPostFilterPlugins reports whether any PostFilter is enabled.
+func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
 
 // PodMayFitAfter reports whether a pod rejected by the plugins in rejected
 // may fit after ev: true if any of them registered ev, or if no plugin is

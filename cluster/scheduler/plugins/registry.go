@@ -4,6 +4,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/scheduler/config"
 	"github.com/kstep-dev/kstep/cluster/scheduler/framework"
 	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/defaultbinder"
+	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/defaultpreemption"
 	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/imagelocality"
 	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/interpodaffinity"
 	"github.com/kstep-dev/kstep/cluster/scheduler/plugins/nodeaffinity"
@@ -30,6 +31,7 @@ func NewRegistry() framework.Registry {
 		podtopologyspread.Name:               podtopologyspread.New,
 		interpodaffinity.Name:                interpodaffinity.New,
 		defaultbinder.Name:                   defaultbinder.New,
+		defaultpreemption.Name:               defaultpreemption.New,
 	}
 }
 
@@ -49,6 +51,7 @@ func DefaultPlugins() []config.Plugin {
 		{Name: interpodaffinity.Name, Weight: 2},
 		{Name: noderesources.BalancedAllocationName, Weight: 1},
 		{Name: imagelocality.Name, Weight: 1},
+		{Name: defaultpreemption.Name},
 		{Name: defaultbinder.Name},
 	}
 }

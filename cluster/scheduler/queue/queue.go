@@ -111,6 +111,9 @@ type PriorityQueue struct {
 	cycle int64
 	seq   uint64
 
+	// nom keeps the nominated pods (framework.PodNominator).
+	nom *nominator
+
 	closed bool
 	// wake tells Run that backoffQ's head may have changed.
 	wake chan struct{}
@@ -129,6 +132,7 @@ func New(clk clock.WithTicker, opts ...Option) *PriorityQueue {
 		unschedulable:        map[string]*QueuedPodInfo{},
 		inFlight:             map[string]*inFlight{},
 		wake:                 make(chan struct{}, 1),
+		nom:                  newNominator(),
 	}
 	q.cond.L = &q.mu
 	q.active = newHeap(func(a, b *QueuedPodInfo) bool {
@@ -249,6 +253,7 @@ func (q *PriorityQueue) remove(key, where string) {
 
 // Add enqueues a pod the scheduler has just seen pending.
 func (q *PriorityQueue) Add(pod *corev1.Pod) {
+	q.nom.observe(pod)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.add(pod)
@@ -276,6 +281,7 @@ func (q *PriorityQueue) add(pod *corev1.Pod) {
 // Update records a new version of a pending pod. A pod in the
 // unschedulable pool whose spec or metadata changed is tried again.
 func (q *PriorityQueue) Update(old, pod *corev1.Pod) {
+	q.nom.observe(pod)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	key := Key(pod)
@@ -325,8 +331,10 @@ func changed(old, pod *corev1.Pod) bool {
 }
 
 // Delete removes the pod from the queue: deleted, or bound by someone
-// else. An in-flight pod is not requeued after its cycle.
+// else. An in-flight pod is not requeued after its cycle. Its nomination
+// ends.
 func (q *PriorityQueue) Delete(pod *corev1.Pod) {
+	q.nom.delete(pod.UID)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	key := Key(pod)
