@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -141,6 +142,31 @@ func row[L runtime.Object](gr schema.GroupResource, client func(cs kubernetes.In
 func contents() []content {
 	core := func(r string) schema.GroupResource { return corev1.SchemeGroupVersion.WithResource(r).GroupResource() }
 	return []content{
+		// The workload controllers first, so that none makes pods while
+		// their pods go: CronJobs before the Jobs they make.
+		row(batchv1.SchemeGroupVersion.WithResource("cronjobs").GroupResource(),
+			func(cs kubernetes.Interface, ns string) collection[*batchv1.CronJobList] {
+				return cs.BatchV1().CronJobs(ns)
+			}),
+		row(batchv1.SchemeGroupVersion.WithResource("jobs").GroupResource(),
+			func(cs kubernetes.Interface, ns string) collection[*batchv1.JobList] {
+				return cs.BatchV1().Jobs(ns)
+			}),
+		row(appsv1.SchemeGroupVersion.WithResource("daemonsets").GroupResource(),
+			func(cs kubernetes.Interface, ns string) collection[*appsv1.DaemonSetList] {
+				return cs.AppsV1().DaemonSets(ns)
+			}),
+		row(appsv1.SchemeGroupVersion.WithResource("statefulsets").GroupResource(),
+			func(cs kubernetes.Interface, ns string) collection[*appsv1.StatefulSetList] {
+				return cs.AppsV1().StatefulSets(ns)
+			}),
+		row(appsv1.SchemeGroupVersion.WithResource("controllerrevisions").GroupResource(),
+			func(cs kubernetes.Interface, ns string) collection[*appsv1.ControllerRevisionList] {
+				return cs.AppsV1().ControllerRevisions(ns)
+			}),
+		row(core("podtemplates"), func(cs kubernetes.Interface, ns string) collection[*corev1.PodTemplateList] {
+			return cs.CoreV1().PodTemplates(ns)
+		}),
 		row(appsv1.SchemeGroupVersion.WithResource("deployments").GroupResource(),
 			func(cs kubernetes.Interface, ns string) collection[*appsv1.DeploymentList] {
 				return cs.AppsV1().Deployments(ns)
