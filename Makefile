@@ -77,10 +77,8 @@ image-bins:
 # Budget: 20 minutes on 2 cores. test/e2e is named first: go test starts
 # packages in the order given, and e2e, the longest (its clusters two at
 # a time, docs/testing.md), then runs from the first minutes beside the
-# others instead of after them. -p 3: e2e holds one of go test's slots
-# for all its run, mostly waiting on its clusters' fault windows, so the
-# other packages' builds and tests get two.
-TEST_PKGS := -p 3 ./test/e2e/ ./...
+# others instead of after them.
+TEST_PKGS := ./test/e2e/ ./...
 test: build
 	KSTEP_BIN=$(KSTEP_BIN) KSTEP_TIER=test $(GO) test -count=1 -timeout 45m $(TEST_PKGS)
 	$(MAKE) fuzz-ci

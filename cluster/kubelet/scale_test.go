@@ -101,6 +101,7 @@ func createPods(t testing.TB, cs kubernetes.Interface, prefix string, n, nodes i
 	t.Helper()
 	var wg sync.WaitGroup
 	var failed atomic.Int64
+	var first atomic.Value // the first create's error, for the failure
 	next := atomic.Int64{}
 	for w := 0; w < 16; w++ {
 		wg.Go(func() {
@@ -112,13 +113,14 @@ func createPods(t testing.TB, cs kubernetes.Interface, prefix string, n, nodes i
 				p := newPod(fmt.Sprintf("%s-%d", prefix, i), fmt.Sprintf("hollow-%d", i%nodes))
 				if _, err := cs.CoreV1().Pods("default").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
 					failed.Add(1)
+					first.CompareAndSwap(nil, err.Error())
 				}
 			}
 		})
 	}
 	wg.Wait()
 	if failed.Load() > 0 {
-		t.Fatalf("%d pod creates failed", failed.Load())
+		t.Fatalf("%d pod creates failed, the first: %v", failed.Load(), first.Load())
 	}
 }
 
