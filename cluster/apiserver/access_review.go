@@ -67,13 +67,7 @@ func (s *Server) serveSubjectAccessReview(w http.ResponseWriter, r *http.Request
 		writeError(w, invalidReview("spec.user: Invalid value: \"\": at least one of user or group must be specified"))
 		return
 	}
-	u := User{Name: spec.User, UID: spec.UID, Groups: append([]string(nil), spec.Groups...)}
-	if len(spec.Extra) > 0 {
-		u.Extra = map[string][]string{}
-		for k, v := range spec.Extra {
-			u.Extra[k] = append([]string(nil), v...)
-		}
-	}
+	u := specUser(spec)
 	status, err := s.review(r, u, spec.ResourceAttributes, spec.NonResourceAttributes)
 	if err != nil {
 		writeError(w, err)
@@ -191,4 +185,16 @@ func (s *Server) selfReviewer(w http.ResponseWriter, r *http.Request, gr schema.
 		return User{}, false
 	}
 	return u, true
+}
+
+// specUser is the user a (Local)SubjectAccessReview's spec asks about.
+func specUser(spec authorizationv1.SubjectAccessReviewSpec) User {
+	u := User{Name: spec.User, UID: spec.UID, Groups: append([]string(nil), spec.Groups...)}
+	if len(spec.Extra) > 0 {
+		u.Extra = map[string][]string{}
+		for k, v := range spec.Extra {
+			u.Extra[k] = append([]string(nil), v...)
+		}
+	}
+	return u
 }

@@ -100,13 +100,7 @@ func (s *Server) serveLocalSubjectAccessReview(w http.ResponseWriter, r *http.Re
 		writeError(w, apierrors.NewInvalid(authorizationv1.SchemeGroupVersion.WithKind("LocalSubjectAccessReview").GroupKind(), "", errs))
 		return
 	}
-	u := User{Name: spec.User, UID: spec.UID, Groups: append([]string(nil), spec.Groups...)}
-	if len(spec.Extra) > 0 {
-		u.Extra = map[string][]string{}
-		for k, v := range spec.Extra {
-			u.Extra[k] = append([]string(nil), v...)
-		}
-	}
+	u := specUser(spec)
 	status, err := s.review(r, u, spec.ResourceAttributes, nil)
 	if err != nil {
 		writeError(w, err)
