@@ -90,3 +90,15 @@ func PodReady(p *corev1.Pod) bool {
 	}
 	return false
 }
+
+// PodAvailable reports whether the pod has been Ready for minReady seconds
+// at now (upstream's podutil.IsPodAvailable): what ReplicaSets and
+// DaemonSets count as available.
+func PodAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return minReady == 0 || !c.LastTransitionTime.Add(time.Duration(minReady)*time.Second).After(now)
+		}
+	}
+	return false
+}

@@ -314,7 +314,7 @@ func (d *Controller) sync(ctx context.Context, key string) error {
 		}
 		if controller.PodReady(p) {
 			st.NumberReady++
-			if availableFor(p, ds.Spec.MinReadySeconds, now) {
+			if controller.PodAvailable(p, ds.Spec.MinReadySeconds, now) {
 				st.NumberAvailable++
 				continue
 			}
@@ -379,15 +379,6 @@ func (d *Controller) rollingVictims(ds *appsv1.DaemonSet, old []*corev1.Pod, una
 		}
 	}
 	return out
-}
-
-func availableFor(p *corev1.Pod, minReady int32, now time.Time) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return minReady == 0 || !c.LastTransitionTime.Add(time.Duration(minReady)*time.Second).After(now)
-		}
-	}
-	return false
 }
 
 func (d *Controller) createPods(ctx context.Context, key string, ds *appsv1.DaemonSet, hash string, nodes []string) error {

@@ -389,16 +389,6 @@ func restarts(p *corev1.Pod) int32 {
 	return n
 }
 
-// availableSince reports whether a ready pod has been ready for minReady.
-func available(p *corev1.Pod, minReady int32, now time.Time) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return minReady == 0 || !c.LastTransitionTime.Add(time.Duration(minReady)*time.Second).After(now)
-		}
-	}
-	return false
-}
-
 // computeStatus derives the status from the pods: a pure function.
 func computeStatus(rs *appsv1.ReplicaSet, owned, active []*corev1.Pod, manageErr error, now time.Time) appsv1.ReplicaSetStatus {
 	st := appsv1.ReplicaSetStatus{ObservedGeneration: rs.Generation, Conditions: rs.Status.Conditions}
@@ -410,7 +400,7 @@ func computeStatus(rs *appsv1.ReplicaSet, owned, active []*corev1.Pod, manageErr
 		}
 		if controller.PodReady(p) {
 			st.ReadyReplicas++
-			if available(p, rs.Spec.MinReadySeconds, now) {
+			if controller.PodAvailable(p, rs.Spec.MinReadySeconds, now) {
 				st.AvailableReplicas++
 			}
 		}
