@@ -2,10 +2,7 @@ package daemonset
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"sort"
 	"sync"
@@ -155,14 +152,6 @@ func ownerKey(obj any) (string, bool) {
 	return pod.Namespace + "/" + ref.Name, true
 }
 
-// templateHash is the controller-revision-hash of a template.
-func templateHash(t *corev1.PodTemplateSpec) string {
-	b, _ := json.Marshal(t) // a typed object: cannot fail
-	h := fnv.New32a()
-	_, _ = h.Write(b)
-	return fmt.Sprintf("%x", h.Sum32())
-}
-
 // daemonTolerations are upstream's, added to every daemon pod: it stays
 // through the conditions that evict other pods and lands on cordoned
 // nodes.
@@ -278,7 +267,7 @@ func (d *Controller) sync(ctx context.Context, key string) error {
 		}
 		byNode[podNode(p)] = append(byNode[podNode(p)], p)
 	}
-	hash := templateHash(&ds.Spec.Template)
+	hash := controller.ComputeHash(&ds.Spec.Template, nil)
 	now := d.now()
 
 	var create []string

@@ -1,42 +1,24 @@
 package deployment
 
 import (
-	"encoding/binary"
-	"fmt"
-	"hash/fnv"
-
+	"github.com/kstep-dev/kstep/cluster/controller"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/dump"
-	"k8s.io/apimachinery/pkg/util/rand"
 )
 
 // UniqueLabelKey is the label that tells a Deployment's ReplicaSets (and
 // their pods) apart: the hash of the pod template they were made from.
 const UniqueLabelKey = appsv1.DefaultDeploymentUniqueLabelKey // "pod-template-hash"
 
-// ComputeHash is upstream's pod-template-hash (pkg/controller.ComputeHash):
-// FNV-1a/32 over the template's deep dump (dump.ForHash, what upstream's
-// hashutil.DeepHashObject writes), then, when set, the collision count as
-// 4 little-endian bytes in an 8-byte buffer, rendered with
-// rand.SafeEncodeString. The same template and count give the same hash as
-// a real kube-controller-manager built on the same k8s.io/api.
+// ComputeHash is the pod-template-hash of a Deployment's ReplicaSets
+// (controller.ComputeHash, upstream's).
 //
 // The hash names a ReplicaSet; it does not identify the new one. That is
 // found by comparing templates (equalIgnoreHash), so a hash that changes
 // with a library upgrade never starts a rollout by itself.
-func ComputeHash(template *corev1.PodTemplateSpec, collisionCount *int32) string {
-	h := fnv.New32a()
-	fmt.Fprintf(h, "%v", dump.ForHash(*template))
-	if collisionCount != nil {
-		b := make([]byte, 8)
-		binary.LittleEndian.PutUint32(b, uint32(*collisionCount))
-		_, _ = h.Write(b)
-	}
-	return rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
-}
+var ComputeHash = controller.ComputeHash
 
 // equalIgnoreHash compares two pod templates, the hash label aside.
 func equalIgnoreHash(a, b *corev1.PodTemplateSpec) bool {

@@ -2,10 +2,8 @@ package statefulset
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"sort"
 	"strconv"
@@ -121,13 +119,6 @@ func ownerKey(obj any) (string, bool) {
 	return pod.Namespace + "/" + ref.Name, true
 }
 
-func templateHash(t *corev1.PodTemplateSpec) string {
-	b, _ := json.Marshal(t) // a typed object: cannot fail
-	h := fnv.New32a()
-	_, _ = h.Write(b)
-	return fmt.Sprintf("%x", h.Sum32())
-}
-
 // ordinal is the ordinal in a pod's name <set>-<n>, or -1.
 func ordinal(set string, p *corev1.Pod) int {
 	rest, ok := strings.CutPrefix(p.Name, set+"-")
@@ -184,7 +175,7 @@ func (s *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	sort.Slice(condemned, func(a, b int) bool { return ordinal(set.Name, condemned[a]) > ordinal(set.Name, condemned[b]) })
-	update := templateHash(&set.Spec.Template)
+	update := controller.ComputeHash(&set.Spec.Template, nil)
 	parallel := set.Spec.PodManagementPolicy == appsv1.ParallelPodManagement
 
 	var errs []error
