@@ -1,6 +1,9 @@
 // Package controller holds what every controller of the controller-manager
-// shares: the Context they are built from, the Controller contract, and the
-// expectations that keep a stale cache from causing double creation.
+// shares: the Context they are built from, the Controller contract, the
+// expectations that keep a stale cache from causing double creation, the
+// workers every Run uses (RunWorkers), the OwnerQueue of the controllers
+// whose objects control pods (Job, DaemonSet, StatefulSet), and the pod
+// helpers they read (PodReady, PodAvailable, ComputeHash).
 //
 // Controllers are level-triggered and idempotent: event handlers only turn
 // an event into a key on a rate-limited workqueue; a sync reads the informer
@@ -11,7 +14,8 @@
 // The controllers themselves live in subpackages (replicaset,
 // replicationcontroller, deployment, endpoints, endpointslice,
 // nodelifecycle, garbagecollector, namespace, serviceaccount,
-// rootcacertpublisher, resourcequota, job, daemonset, statefulset); podendpoint is what the Endpoints
-// and EndpointSlice controllers share; the manager subpackage runs them
-// under leader election.
+// rootcacertpublisher, resourcequota, disruption, job, daemonset,
+// statefulset); podendpoint is what the Endpoints and EndpointSlice
+// controllers share; the manager subpackage runs them under leader
+// election.
 package controller

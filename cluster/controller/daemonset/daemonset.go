@@ -58,6 +58,7 @@ func New(c *controller.Context) controller.Controller {
 	nodeInf := c.Informers.Core().V1().Nodes().Informer()
 	podInf := c.PodInformer()
 	controller.MustIndex(podInf, controller.PodsByController)
+	q := controller.NewOwnerQueue(c, "daemonset", dsKind, dsInf, podInf)
 	d := &Controller{
 		client:   c.Client,
 		dss:      controller.NewWriteCache(dsInf, false),
@@ -65,23 +66,13 @@ func New(c *controller.Context) controller.Controller {
 		nodes:    corelisters.NewNodeLister(nodeInf.GetIndexer()),
 		podIndex: podInf.GetIndexer(),
 		synced:   []cache.InformerSynced{dsInf.HasSynced, nodeInf.HasSynced, podInf.HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "daemonset"}),
-		exp:      controller.NewExpectations(c.Options.ExpectationsTTL, c.Now),
+		queue:    q,
+		exp:      q.Exp,
 		recorder: c.Recorder,
 		log:      c.Log.With("controller", "daemonset"),
 		now:      c.Now,
 		workers:  max(1, c.Options.Workers/4),
 	}
-	_, _ = dsInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    d.enqueue,
-		UpdateFunc: func(_, cur any) { d.enqueue(cur) },
-		DeleteFunc: func(obj any) {
-			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-				d.exp.Forget(key)
-			}
-		},
-	})
 	// Any node change may change where every DaemonSet should run.
 	_, _ = nodeInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { d.enqueueAll() },
@@ -92,30 +83,6 @@ func New(c *controller.Context) controller.Controller {
 			}
 		},
 		DeleteFunc: func(any) { d.enqueueAll() },
-	})
-	_, _ = podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if key, ok := ownerKey(obj); ok {
-				d.exp.Observed(key, 1, 0)
-				d.queue.Add(key)
-			}
-		},
-		UpdateFunc: func(old, cur any) {
-			if o, c := old.(*corev1.Pod), cur.(*corev1.Pod); o.ResourceVersion == c.ResourceVersion {
-				return
-			}
-			if key, ok := ownerKey(cur); ok {
-				d.queue.Add(key)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			if key, ok := ownerKey(obj); ok {
-				d.queue.Add(key)
-			}
-		},
 	})
 	return d
 }
@@ -128,28 +95,10 @@ func (d *Controller) Run(ctx context.Context) {
 	controller.RunWorkers(ctx, d.queue, d.workers, d.synced, d.sync, d.log)
 }
 
-func (d *Controller) enqueue(obj any) {
-	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-		d.queue.Add(key)
-	}
-}
-
 func (d *Controller) enqueueAll() {
 	for _, key := range d.dsInf.GetStore().ListKeys() {
 		d.queue.Add(key)
 	}
-}
-
-func ownerKey(obj any) (string, bool) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return "", false
-	}
-	ref := metav1.GetControllerOfNoCopy(pod)
-	if ref == nil || ref.Kind != dsKind.Kind || ref.APIVersion != dsKind.GroupVersion().String() {
-		return "", false
-	}
-	return pod.Namespace + "/" + ref.Name, true
 }
 
 // daemonTolerations are upstream's, added to every daemon pod: it stays

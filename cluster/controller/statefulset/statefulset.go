@@ -45,51 +45,18 @@ func New(c *controller.Context) controller.Controller {
 	inf := c.Informers.Apps().V1().StatefulSets().Informer()
 	podInf := c.PodInformer()
 	controller.MustIndex(podInf, controller.PodsByController)
+	q := controller.NewOwnerQueue(c, "statefulset", ssKind, inf, podInf)
 	s := &Controller{
 		client:   c.Client,
 		sets:     controller.NewWriteCache(inf, false),
 		podIndex: podInf.GetIndexer(),
 		synced:   []cache.InformerSynced{inf.HasSynced, podInf.HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "statefulset"}),
-		exp:      controller.NewExpectations(c.Options.ExpectationsTTL, c.Now),
+		queue:    q,
+		exp:      q.Exp,
 		recorder: c.Recorder,
 		log:      c.Log.With("controller", "statefulset"),
 		workers:  max(1, c.Options.Workers/4),
 	}
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    s.enqueue,
-		UpdateFunc: func(_, cur any) { s.enqueue(cur) },
-		DeleteFunc: func(obj any) {
-			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-				s.exp.Forget(key)
-			}
-		},
-	})
-	_, _ = podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if key, ok := ownerKey(obj); ok {
-				s.exp.Observed(key, 1, 0)
-				s.queue.Add(key)
-			}
-		},
-		UpdateFunc: func(old, cur any) {
-			if o, c := old.(*corev1.Pod), cur.(*corev1.Pod); o.ResourceVersion == c.ResourceVersion {
-				return
-			}
-			if key, ok := ownerKey(cur); ok {
-				s.queue.Add(key)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			if key, ok := ownerKey(obj); ok {
-				s.queue.Add(key)
-			}
-		},
-	})
 	return s
 }
 
@@ -99,24 +66,6 @@ func (s *Controller) Name() string { return "statefulset" }
 // Run syncs until ctx ends.
 func (s *Controller) Run(ctx context.Context) {
 	controller.RunWorkers(ctx, s.queue, s.workers, s.synced, s.sync, s.log)
-}
-
-func (s *Controller) enqueue(obj any) {
-	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-		s.queue.Add(key)
-	}
-}
-
-func ownerKey(obj any) (string, bool) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return "", false
-	}
-	ref := metav1.GetControllerOfNoCopy(pod)
-	if ref == nil || ref.Kind != ssKind.Kind || ref.APIVersion != ssKind.GroupVersion().String() {
-		return "", false
-	}
-	return pod.Namespace + "/" + ref.Name, true
 }
 
 // ordinal is the ordinal in a pod's name <set>-<n>, or -1.
