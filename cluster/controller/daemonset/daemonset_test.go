@@ -2,53 +2,33 @@ package daemonset_test
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/controller/daemonset"
 	"github.com/kstep-dev/kstep/internal/testenv"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/record"
 )
 
 func start(t *testing.T) kubernetes.Interface {
 	t.Helper()
 	url, _ := testenv.Etcd(t)
 	api := testenv.StartAPIServer(t, url, nil)
-	cs := kubernetes.NewForConfigOrDie(api.Config)
-	ctx, cancel := context.WithCancel(context.Background())
-	f := informers.NewSharedInformerFactory(cs, 0)
-	c := daemonset.New(&controller.Context{
-		Client: cs, Informers: f, Recorder: record.NewFakeRecorder(10000),
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Now: time.Now, Options: controller.DefaultOptions(),
-	})
-	f.Start(ctx.Done())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; f.Shutdown() })
-	return cs
+	cc := testenv.ControllerContext(t, api.Config)
+	testenv.RunController(t, daemonset.New(cc), cc)
+	return cc.Client
 }
 
+// eventually is testenv.Eventually for a condition that cannot fail.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, what, func() (bool, error) { return cond(), nil })
 }
 
 // placement is "node:hash" of every live pod of the DaemonSet, sorted.

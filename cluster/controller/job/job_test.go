@@ -2,22 +2,17 @@ package job_test
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"sort"
 	"testing"
 	"time"
 
-	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/controller/job"
 	"github.com/kstep-dev/kstep/internal/testenv"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 )
 
@@ -27,19 +22,9 @@ func start(t *testing.T) kubernetes.Interface {
 	t.Helper()
 	url, _ := testenv.Etcd(t)
 	api := testenv.StartAPIServer(t, url, nil)
-	cs := kubernetes.NewForConfigOrDie(api.Config)
-	ctx, cancel := context.WithCancel(context.Background())
-	f := informers.NewSharedInformerFactory(cs, 0)
-	c := job.New(&controller.Context{
-		Client: cs, Informers: f, Recorder: record.NewFakeRecorder(10000),
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Now: time.Now, Options: controller.DefaultOptions(),
-	})
-	f.Start(ctx.Done())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; f.Shutdown() })
-	return cs
+	cc := testenv.ControllerContext(t, api.Config)
+	testenv.RunController(t, job.New(cc), cc)
+	return cc.Client
 }
 
 func newJob(name string, completions, parallelism int32) *batchv1.Job {
@@ -51,15 +36,10 @@ func newJob(name string, completions, parallelism int32) *batchv1.Job {
 	}
 }
 
+// eventually is testenv.Eventually for a condition that cannot fail.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, what, func() (bool, error) { return cond(), nil })
 }
 
 // pods lists the Job's pods by its generated selector's label.

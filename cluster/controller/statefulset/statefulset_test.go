@@ -3,23 +3,18 @@ package statefulset_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/controller/statefulset"
 	"github.com/kstep-dev/kstep/internal/testenv"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 )
 
@@ -29,17 +24,10 @@ func start(t *testing.T) kubernetes.Interface {
 	t.Helper()
 	url, _ := testenv.Etcd(t)
 	api := testenv.StartAPIServer(t, url, nil)
-	cs := kubernetes.NewForConfigOrDie(api.Config)
+	cc := testenv.ControllerContext(t, api.Config)
+	testenv.RunController(t, statefulset.New(cc), cc)
+	cs := cc.Client
 	ctx, cancel := context.WithCancel(context.Background())
-	f := informers.NewSharedInformerFactory(cs, 0)
-	c := statefulset.New(&controller.Context{
-		Client: cs, Informers: f, Recorder: record.NewFakeRecorder(10000),
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Now: time.Now, Options: controller.DefaultOptions(),
-	})
-	f.Start(ctx.Done())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
 	kubelet := make(chan struct{})
 	go func() {
 		defer close(kubelet)
@@ -58,7 +46,7 @@ func start(t *testing.T) kubernetes.Interface {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
-	t.Cleanup(func() { cancel(); <-done; <-kubelet; f.Shutdown() })
+	t.Cleanup(func() { cancel(); <-kubelet })
 	return cs
 }
 
