@@ -25,7 +25,7 @@ var ssarResource = authorizationv1.SchemeGroupVersion.WithResource("selfsubjecta
 // authenticated user; asking needs create on selfsubjectaccessreviews
 // (system:basic-user grants it to every authenticated user).
 func (s *Server) serveSelfSubjectAccessReview(w http.ResponseWriter, r *http.Request) {
-	u, ok := s.selfReviewer(w, r, ssarResource)
+	u, ok := s.reviewer(w, r, ssarResource, "")
 	if !ok {
 		return
 	}
@@ -55,7 +55,7 @@ var sarResource = authorizationv1.SchemeGroupVersion.WithResource("subjectaccess
 // authorized; asking needs create on subjectaccessreviews (the node
 // authorizer grants it to every kubelet, as upstream's system:node role).
 func (s *Server) serveSubjectAccessReview(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.selfReviewer(w, r, sarResource); !ok {
+	if _, ok := s.reviewer(w, r, sarResource, ""); !ok {
 		return
 	}
 	review := &authorizationv1.SubjectAccessReview{}
@@ -144,7 +144,7 @@ var ssrResource = authenticationv1.SchemeGroupVersion.WithResource("selfsubjectr
 // over HTTP/2 an answer before the body's end resets the client's stream,
 // which then failed now and then.
 func (s *Server) serveSelfSubjectReview(w http.ResponseWriter, r *http.Request) {
-	u, ok := s.selfReviewer(w, r, ssrResource)
+	u, ok := s.reviewer(w, r, ssrResource, "")
 	if !ok {
 		return
 	}
@@ -166,10 +166,10 @@ func (s *Server) serveSelfSubjectReview(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusCreated, review)
 }
 
-// selfReviewer admits a review: a POST by an authenticated user allowed to
-// create the review resource gr. It answers
-// the refusal itself.
-func (s *Server) selfReviewer(w http.ResponseWriter, r *http.Request, gr schema.GroupResource) (User, bool) {
+// reviewer admits a review: a POST by an authenticated user allowed to
+// create the review resource gr (in namespace ns, for a namespaced one).
+// It answers the refusal itself.
+func (s *Server) reviewer(w http.ResponseWriter, r *http.Request, gr schema.GroupResource, ns string) (User, bool) {
 	if r.Method != http.MethodPost {
 		writeError(w, apierrors.NewMethodNotSupported(gr, strings.ToLower(r.Method)))
 		return User{}, false
@@ -179,7 +179,7 @@ func (s *Server) selfReviewer(w http.ResponseWriter, r *http.Request, gr schema.
 		writeError(w, apierrors.NewUnauthorized("Unauthorized"))
 		return User{}, false
 	}
-	asking := Attributes{User: u, Verb: "create", APIGroup: gr.Group, Resource: gr.Resource}
+	asking := Attributes{User: u, Verb: "create", APIGroup: gr.Group, Resource: gr.Resource, Namespace: ns}
 	if err := s.chain.Authz.Authorize(r.Context(), asking); err != nil {
 		writeError(w, apierrors.NewForbidden(gr, "", err))
 		return User{}, false

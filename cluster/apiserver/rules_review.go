@@ -71,7 +71,7 @@ func localSubjectAccessReviewNamespace(path string) (string, bool) {
 // in that namespace (upstream's admin and edit roles grant it), and the
 // review may only ask about resources in it.
 func (s *Server) serveLocalSubjectAccessReview(w http.ResponseWriter, r *http.Request, ns string) {
-	if !s.reviewerIn(w, r, lsarResource, ns) {
+	if _, ok := s.reviewer(w, r, lsarResource, ns); !ok {
 		return
 	}
 	review := &authorizationv1.LocalSubjectAccessReview{}
@@ -112,26 +112,6 @@ func (s *Server) serveLocalSubjectAccessReview(w http.ResponseWriter, r *http.Re
 	writeJSON(w, http.StatusCreated, review)
 }
 
-// reviewerIn admits a namespaced review: a POST by an authenticated user
-// allowed to create gr in ns. It answers the refusal itself.
-func (s *Server) reviewerIn(w http.ResponseWriter, r *http.Request, gr schema.GroupResource, ns string) bool {
-	if r.Method != http.MethodPost {
-		writeError(w, apierrors.NewMethodNotSupported(gr, strings.ToLower(r.Method)))
-		return false
-	}
-	u, ok := userFrom(r.Context())
-	if !ok {
-		writeError(w, apierrors.NewUnauthorized("Unauthorized"))
-		return false
-	}
-	asking := Attributes{User: u, Verb: "create", APIGroup: gr.Group, Resource: gr.Resource, Namespace: ns}
-	if err := s.chain.Authz.Authorize(r.Context(), asking); err != nil {
-		writeError(w, apierrors.NewForbidden(gr, "", err))
-		return false
-	}
-	return true
-}
-
 // serveSelfSubjectRulesReview lists what the requesting user may do in
 // spec.namespace, as each authorizer can enumerate it: RBAC's rules from
 // the cluster's bindings and the namespace's, AlwaysAllow everything. The
@@ -139,7 +119,7 @@ func (s *Server) reviewerIn(w http.ResponseWriter, r *http.Request, gr schema.Gr
 // pods bound to it): for a node the list is incomplete, with the reason,
 // as upstream.
 func (s *Server) serveSelfSubjectRulesReview(w http.ResponseWriter, r *http.Request) {
-	u, ok := s.selfReviewer(w, r, ssrrResource)
+	u, ok := s.reviewer(w, r, ssrrResource, "")
 	if !ok {
 		return
 	}
@@ -269,7 +249,7 @@ func (s *subjectRules) of(u User) []rbacv1.PolicyRule {
 // naming audiences without it is not authenticated, one naming it gets it
 // back in status.audiences.
 func (s *Server) serveTokenReview(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.selfReviewer(w, r, trResource); !ok {
+	if _, ok := s.reviewer(w, r, trResource, ""); !ok {
 		return
 	}
 	review := &authenticationv1.TokenReview{}
