@@ -122,9 +122,6 @@ profile and provider).`,
 			}
 			if cmd.Flags().Changed("actor-cpus") {
 				c.ActorCPUs = actorCPUs
-				if err := c.Validate(); err != nil {
-					return usageError{err}
-				}
 			}
 			if cmd.Flags().Changed("outside-view") {
 				prof.OutsideView = outsideView
@@ -140,10 +137,12 @@ profile and provider).`,
 				if cmd.Flags().Changed("warm-up-duration") {
 					w.Duration.Duration = warmUpDuration
 				}
-				if err := w.Validate(prof.Job.Count); err != nil {
-					return usageError{err}
-				}
 				prof.WarmUp = &w
+			}
+			// The profile as the flags made it: a bad value is a usage
+			// error before any cluster starts.
+			if err := prof.Validate(); err != nil {
+				return usageError{err}
 			}
 			n := max(prof.Repeat, 1)
 			if cmd.Flags().Changed("repeat") {
