@@ -220,8 +220,8 @@ func newEntry(s *Set) HistoryEntry {
 		}
 	}
 	e.Version = strings.Join(versions, " + ")
-	for _, st := range StepsAcross(s) {
-		e.Points[st.Step.Key()] = st.TrendPoint
+	for _, r := range SetRows(s) {
+		e.Points[r.Key] = r.TrendPoint
 	}
 	return e
 }

@@ -25,15 +25,15 @@ type SetRow struct {
 	TrendPoint
 }
 
-// SetRows are s's steps across its runs (StepsAcross), end to end last.
+// SetRows are each step of s across its runs, in the order the runs first
+// carry them, end to end last: the median, the range and the run-to-run CV
+// of the runs' p50s and p99s, as CompareSets judges them.
 func SetRows(s *Set) []SetRow {
+	steps := stepsOf(s)
 	var out []SetRow
-	for _, st := range StepsAcross(s) {
-		nodes := st.Step.Nodes
-		if nodes == "" {
-			nodes = NodesAll
-		}
-		out = append(out, SetRow{Key: st.Step.Key(), Step: st.Step.Step, Name: st.Step.Name, Nodes: nodes, TrendPoint: st.TrendPoint})
+	for _, k := range steps.order {
+		sr := steps.byKey[k]
+		out = append(out, SetRow{Key: k, Step: sr.step.Step, Name: sr.step.Name, Nodes: sr.step.Nodes, TrendPoint: sr.point()})
 	}
 	return out
 }
