@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/kstep-dev/kstep/results"
 )
@@ -57,54 +56,11 @@ func RunAB(ctx context.Context, prof *Profile, opts Options, sides [2]ABSide, n 
 	for k, i := range ABOrder(n) {
 		w := sets[i]
 		if opts.Log != nil {
-			fmt.Fprintf(opts.Log, "bench: A/B run %d of %d: %s (%s), its run %d of %d\n", k+1, 2*n, sides[i].Name, sides[i].Binary, len(w.runs)+1, n)
+			fmt.Fprintf(opts.Log, "bench: A/B run %d of %d: %s (%s), its run %d of %d\n", k+1, 2*n, sides[i].Name, sides[i].Binary, len(w.set.Runs)+1, n)
 		}
-		if err := w.next(ctx, prof); err != nil {
-			return [2][]*results.Run{sets[0].runs, sets[1].runs}, fmt.Errorf("A/B run %d of %d (%s): %w", k+1, 2*n, sides[i].Name, err)
+		if err := w.next(ctx); err != nil {
+			return [2][]*results.Run{sets[0].set.Runs, sets[1].set.Runs}, fmt.Errorf("A/B run %d of %d (%s): %w", k+1, 2*n, sides[i].Name, err)
 		}
 	}
-	return [2][]*results.Run{sets[0].runs, sets[1].runs}, nil
-}
-
-// setWriter runs a set's runs one at a time into opts.OutDir/run-NN,
-// rewriting the set's report (set.json, set.md, set.html) after each.
-type setWriter struct {
-	opts Options
-	m    *results.SetManifest
-	set  *results.Set
-	runs []*results.Run
-}
-
-func newSetWriter(prof *Profile, opts Options, n int) *setWriter {
-	return &setWriter{opts: opts, set: &results.Set{Dir: opts.OutDir}, m: &results.SetManifest{Profile: prof.Name, Provider: opts.Provider, Version: opts.Version,
-		Binary: opts.Binary, StartedAt: time.Now().UTC().Format(time.RFC3339), Repeat: n}}
-}
-
-// next runs the set's next run. An error is for a run that produced
-// nothing, a set.json that cannot be written, or ctx ending after a run.
-func (w *setWriter) next(ctx context.Context, prof *Profile) error {
-	i := len(w.runs) + 1
-	o := w.opts
-	o.OutDir = filepath.Join(w.opts.OutDir, results.RunDirName(i))
-	if o.Log != nil {
-		fmt.Fprintf(o.Log, "bench: run %d of %d → %s\n", i, w.m.Repeat, o.OutDir)
-	}
-	r, err := Run(ctx, prof, o)
-	if err != nil {
-		return fmt.Errorf("run %d of %d: %w", i, w.m.Repeat, err)
-	}
-	w.runs = append(w.runs, r)
-	if o.OnRun != nil {
-		o.OnRun(o.OutDir, r)
-	}
-	w.m.Provider = r.Provider
-	w.m.Runs = append(w.m.Runs, results.RunDirName(i))
-	w.set.Runs, w.set.Dirs = append(w.set.Runs, r), append(w.set.Dirs, o.OutDir)
-	if err := results.WriteSetReport(w.opts.OutDir, w.m, w.set); err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("set cut short after %d of %d runs: %w", i, w.m.Repeat, ctx.Err())
-	}
-	return nil
+	return [2][]*results.Run{sets[0].set.Runs, sets[1].set.Runs}, nil
 }

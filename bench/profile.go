@@ -94,12 +94,9 @@ const (
 	LeaseKstep    = "kstep"
 )
 
-// leaseFlags are the leader-election flags a bench run gives actors whose
-// args are args, or none.
-func (p *Profile) leaseFlags(args []string) []string {
-	if p.LeaseTiming == LeaseKstep {
-		return nil
-	}
+// leaseFlags are upstream's leader-election flags for actors whose args
+// are args, or none when args set their own.
+func leaseFlags(args []string) []string {
 	for _, a := range args {
 		if strings.HasPrefix(a, "--leader-elect") {
 			return nil
@@ -117,12 +114,8 @@ var upstreamKubeletHeartbeat = []string{"--node-lease-renew-interval=10s", "--no
 const upstreamNodeMonitorWait = "--node-monitor-grace-period=50s"
 
 // upstreamFlag is flag (--name=value) for actors whose args are args,
-// unless the profile runs kstep's lease timing or args set --name
-// themselves: nil then.
-func (p *Profile) upstreamFlag(args []string, flag string) []string {
-	if p.LeaseTiming == LeaseKstep {
-		return nil
-	}
+// unless args set --name themselves: nil then.
+func upstreamFlag(args []string, flag string) []string {
 	name, _, _ := strings.Cut(flag, "=")
 	for _, a := range args {
 		if a == name || strings.HasPrefix(a, name+"=") {

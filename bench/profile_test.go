@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kstep-dev/kstep/cluster/provider"
 )
 
 // Every profile shipped in bench/profiles loads and validates, and the
@@ -150,14 +152,21 @@ func TestProfileEndpointsWriters(t *testing.T) {
 // or its actor args set their own.
 func TestProfileLeaseTiming(t *testing.T) {
 	p := builtin("p", 1, 1, 0, 1, 1, 1, time.Minute)
-	if got := p.leaseFlags(nil); len(got) != 3 || got[1] != "--leader-elect-renew-deadline=10s" {
+	// leaderElection is the flags p's timing gives an actor with no
+	// flags of its own.
+	leaderElection := func() []string {
+		var topo provider.Topology
+		ApplyLeaseTiming(p.LeaseTiming, &topo)
+		return topo.SchedulerArgs
+	}
+	if got := leaderElection(); len(got) != 3 || got[1] != "--leader-elect-renew-deadline=10s" {
 		t.Fatalf("default: %v", got)
 	}
-	if got := p.leaseFlags([]string{"--leader-elect-lease-duration=4s"}); got != nil {
+	if got := leaseFlags([]string{"--leader-elect-lease-duration=4s"}); got != nil {
 		t.Fatalf("own flag: %v", got)
 	}
 	p.LeaseTiming = LeaseKstep
-	if got := p.leaseFlags(nil); got != nil {
+	if got := leaderElection(); got != nil {
 		t.Fatalf("kstep: %v", got)
 	}
 	p.LeaseTiming = "fast"

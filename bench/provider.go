@@ -97,23 +97,25 @@ func newCluster(ctx context.Context, prof *Profile, opts Options, state, traces,
 // It is what ClusterSpec gives a profile's cluster and what `kstep up`
 // gives its own (UpLeaseTiming unless --lease-timing says otherwise).
 func ApplyLeaseTiming(timing string, t *provider.Topology) {
-	p := Profile{LeaseTiming: timing}
-	p.upstreamHeartbeat(t)
-	t.ControllerManagerArgs = append(p.leaseFlags(t.ControllerManagerArgs), t.ControllerManagerArgs...)
-	t.SchedulerArgs = append(p.leaseFlags(t.SchedulerArgs), t.SchedulerArgs...)
+	if timing == LeaseKstep {
+		return
+	}
+	upstreamHeartbeat(t)
+	t.ControllerManagerArgs = append(leaseFlags(t.ControllerManagerArgs), t.ControllerManagerArgs...)
+	t.SchedulerArgs = append(leaseFlags(t.SchedulerArgs), t.SchedulerArgs...)
 }
 
 // upstreamHeartbeat gives t's controller-managers and kubelets (hollow,
 // and real through --kubelet-arg) upstream's node heartbeat, each flag
-// unless the profile runs kstep's lease timing or sets that flag itself.
-func (p *Profile) upstreamHeartbeat(t *provider.Topology) {
-	t.ControllerManagerArgs = append(p.upstreamFlag(t.ControllerManagerArgs, upstreamNodeMonitorWait), t.ControllerManagerArgs...)
+// unless t's args set that flag themselves.
+func upstreamHeartbeat(t *provider.Topology) {
+	t.ControllerManagerArgs = append(upstreamFlag(t.ControllerManagerArgs, upstreamNodeMonitorWait), t.ControllerManagerArgs...)
 	var hollow, real []string
 	for _, f := range upstreamKubeletHeartbeat {
 		if t.HollowNodes > 0 {
-			hollow = append(hollow, p.upstreamFlag(t.HollowArgs, f)...)
+			hollow = append(hollow, upstreamFlag(t.HollowArgs, f)...)
 		}
-		if t.RealNodes > 0 && p.upstreamFlag(nodeKubeletArgs(t.NodeArgs), f) != nil {
+		if t.RealNodes > 0 && upstreamFlag(nodeKubeletArgs(t.NodeArgs), f) != nil {
 			real = append(real, "--kubelet-arg="+f)
 		}
 	}

@@ -78,7 +78,7 @@ func TestClusterSpec(t *testing.T) {
 func TestUpstreamHeartbeat(t *testing.T) {
 	p := Builtin["light"]
 	topo := provider.Topology{HollowNodes: 2, RealNodes: 1}
-	p.upstreamHeartbeat(&topo)
+	upstreamHeartbeat(&topo)
 	if !slices.Equal(topo.HollowArgs, []string{"--node-lease-renew-interval=10s", "--node-status-update-frequency=5m"}) ||
 		!slices.Equal(topo.NodeArgs, []string{"--kubelet-arg=--node-lease-renew-interval=10s", "--kubelet-arg=--node-status-update-frequency=5m"}) ||
 		!slices.Equal(topo.ControllerManagerArgs, []string{"--node-monitor-grace-period=50s"}) {
@@ -87,7 +87,7 @@ func TestUpstreamHeartbeat(t *testing.T) {
 	for _, own := range [][]string{{"--kubelet-arg", "--node-lease-renew-interval=1s"}, {"--kubelet-arg=--node-lease-renew-interval=1s"}} {
 		topo = provider.Topology{HollowNodes: 2, RealNodes: 1, HollowArgs: []string{"--node-lease-renew-interval=3s"},
 			NodeArgs: own, ControllerManagerArgs: []string{"--node-monitor-grace-period=12s"}}
-		p.upstreamHeartbeat(&topo)
+		upstreamHeartbeat(&topo)
 		if !slices.Equal(topo.HollowArgs, []string{"--node-status-update-frequency=5m", "--node-lease-renew-interval=3s"}) ||
 			!slices.Equal(topo.NodeArgs, append([]string{"--kubelet-arg=--node-status-update-frequency=5m"}, own...)) ||
 			!slices.Equal(topo.ControllerManagerArgs, []string{"--node-monitor-grace-period=12s"}) {
@@ -96,7 +96,7 @@ func TestUpstreamHeartbeat(t *testing.T) {
 	}
 	p.LeaseTiming = LeaseKstep
 	topo = provider.Topology{HollowNodes: 2, RealNodes: 1}
-	p.upstreamHeartbeat(&topo)
+	ApplyLeaseTiming(p.LeaseTiming, &topo)
 	if len(topo.HollowArgs)+len(topo.NodeArgs)+len(topo.ControllerManagerArgs) != 0 {
 		t.Errorf("kstep timing: hollow %q, real %q, controller-manager %q; want none", topo.HollowArgs, topo.NodeArgs, topo.ControllerManagerArgs)
 	}

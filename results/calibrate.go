@@ -406,18 +406,7 @@ func WriteCalibration(path string, c *Calibration) error {
 
 // ReadCalibration reads a calibration file.
 func ReadCalibration(path string) (*Calibration, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("calibration: %w", err)
-	}
-	var c Calibration
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("calibration %s: %w", path, err)
-	}
-	if c.Schema != CalibrationSchema {
-		return nil, fmt.Errorf("calibration %s: schema %q, this kstep reads %q", path, c.Schema, CalibrationSchema)
-	}
-	return &c, nil
+	return readSchemaFile(path, "calibration", path, CalibrationSchema, func(c *Calibration) string { return c.Schema })
 }
 
 // ApplyCalibration says, on each row cal calibrated whose verdict is ok,

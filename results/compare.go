@@ -657,12 +657,6 @@ func stepsOf(s *Set) setSteps {
 	return out
 }
 
-// SetStep is one step across the runs of a set.
-type SetStep struct {
-	Step Step // the first run's, for its number, name and population
-	TrendPoint
-}
-
 // point is the step across its runs: medians, ranges and CVs.
 func (sr *stepRuns) point() TrendPoint {
 	lo50, hi50 := minMax(sr.p50)
@@ -670,19 +664,6 @@ func (sr *stepRuns) point() TrendPoint {
 	return TrendPoint{Runs: len(sr.p50), Pods: int(medianOf(sr.pods)),
 		P50: medianOf(sr.p50), P50Lo: lo50, P50Hi: hi50, P50CVPct: noiseOf(sr.p50).CVPct,
 		P99: medianOf(sr.p99), P99Lo: lo99, P99Hi: hi99, P99CVPct: noiseOf(sr.p99).CVPct}
-}
-
-// StepsAcross is each step of s, in the order the runs first carry them,
-// across the runs: the median, the range and the run-to-run CV of the runs'
-// p50s and p99s, as CompareSets judges them.
-func StepsAcross(s *Set) []SetStep {
-	steps := stepsOf(s)
-	out := make([]SetStep, 0, len(steps.order))
-	for _, k := range steps.order {
-		sr := steps.byKey[k]
-		out = append(out, SetStep{Step: sr.step, TrendPoint: sr.point()})
-	}
-	return out
 }
 
 // measure sets one step's two sides beside each other: medians, CVs,

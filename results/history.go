@@ -220,8 +220,8 @@ func newEntry(s *Set) HistoryEntry {
 		}
 	}
 	e.Version = strings.Join(versions, " + ")
-	for _, st := range StepsAcross(s) {
-		e.Points[st.Step.Key()] = st.TrendPoint
+	for _, r := range SetRows(s) {
+		e.Points[r.Key] = r.TrendPoint
 	}
 	return e
 }
@@ -371,8 +371,8 @@ func (h *History) stepRows(key string) [][]string {
 		for _, c := range h.changesAt(key, i) {
 			v += fmt.Sprintf("; change point: %s %+.1f%% from here", c.Stat, c.SizePct)
 		}
-		out = append(out, []string{fmt.Sprint(i + 1), e.Version, e.Date(), fmt.Sprint(p.Runs), fmtMS(p.P50), fmtMS(p.P50Lo) + "–" + fmtMS(p.P50Hi), fmtCV(p.P50CVPct, p.Runs),
-			fmtMS(p.P99), fmtMS(p.P99Lo) + "–" + fmtMS(p.P99Hi), fmtCV(p.P99CVPct, p.Runs), v})
+		out = append(out, []string{fmt.Sprint(i + 1), e.Version, e.Date(), fmt.Sprint(p.Runs), fmtMS(p.P50), fmtMS(p.P50Lo) + "–" + fmtMS(p.P50Hi), FormatCV(p.P50CVPct, p.Runs),
+			fmtMS(p.P99), fmtMS(p.P99Lo) + "–" + fmtMS(p.P99Hi), FormatCV(p.P99CVPct, p.Runs), v})
 	}
 	return out
 }

@@ -33,8 +33,6 @@ func FormatCV(cvPct float64, runs int) string {
 	return fmt.Sprintf("%.1f", cvPct)
 }
 
-func fmtCV(cvPct float64, runs int) string { return FormatCV(cvPct, runs) }
-
 // fmtLatency is fmtMS with its unit.
 func fmtLatency(v float64) string {
 	s := fmtMS(v)

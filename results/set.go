@@ -105,18 +105,25 @@ func ReadSet(path string) (*Set, error) {
 // ReadSetManifest reads dir/set.json; an error wrapping fs.ErrNotExist
 // when there is none.
 func ReadSetManifest(dir string) (*SetManifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, SetFile))
+	return readSchemaFile(filepath.Join(dir, SetFile), "set", dir, SetSchema, func(m *SetManifest) string { return m.Schema })
+}
+
+// readSchemaFile reads the JSON file path, whose schema (as schema reads
+// it) must be want. Its errors say "what: ..." when the file cannot be
+// read, "what name: ..." when it is not such a file.
+func readSchemaFile[T any](path, what, name, want string, schema func(*T) string) (*T, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("set: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	var m SetManifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("set %s: %w", dir, err)
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, name, err)
 	}
-	if m.Schema != SetSchema {
-		return nil, fmt.Errorf("set %s: schema %q, this kstep reads %q", dir, m.Schema, SetSchema)
+	if got := schema(&v); got != want {
+		return nil, fmt.Errorf("%s %s: schema %q, this kstep reads %q", what, name, got, want)
 	}
-	return &m, nil
+	return &v, nil
 }
 
 // WriteSetManifest writes dir/set.json.

@@ -25,15 +25,15 @@ type SetRow struct {
 	TrendPoint
 }
 
-// SetRows are s's steps across its runs (StepsAcross), end to end last.
+// SetRows are each step of s across its runs, in the order the runs first
+// carry them, end to end last: the median, the range and the run-to-run CV
+// of the runs' p50s and p99s, as CompareSets judges them.
 func SetRows(s *Set) []SetRow {
+	steps := stepsOf(s)
 	var out []SetRow
-	for _, st := range StepsAcross(s) {
-		nodes := st.Step.Nodes
-		if nodes == "" {
-			nodes = NodesAll
-		}
-		out = append(out, SetRow{Key: st.Step.Key(), Step: st.Step.Step, Name: st.Step.Name, Nodes: nodes, TrendPoint: st.TrendPoint})
+	for _, k := range steps.order {
+		sr := steps.byKey[k]
+		out = append(out, SetRow{Key: k, Step: sr.step.Step, Name: sr.step.Name, Nodes: sr.step.Nodes, TrendPoint: sr.point()})
 	}
 	return out
 }
@@ -64,8 +64,8 @@ func setRunRows(s *Set) [][]string {
 // pods a run, then p50's median, range and CV and p99's.
 func SetRowCells(r SetRow) []string {
 	return []string{r.Step, r.Name, nodesOf(r.Nodes), fmt.Sprint(r.Runs), fmt.Sprint(r.Pods),
-		fmtMS(r.P50), fmtMS(r.P50Lo) + "–" + fmtMS(r.P50Hi), fmtCV(r.P50CVPct, r.Runs),
-		fmtMS(r.P99), fmtMS(r.P99Lo) + "–" + fmtMS(r.P99Hi), fmtCV(r.P99CVPct, r.Runs)}
+		fmtMS(r.P50), fmtMS(r.P50Lo) + "–" + fmtMS(r.P50Hi), FormatCV(r.P50CVPct, r.Runs),
+		fmtMS(r.P99), fmtMS(r.P99Lo) + "–" + fmtMS(r.P99Hi), FormatCV(r.P99CVPct, r.Runs)}
 }
 
 // SetRowHeader is SetRowCells' header.
@@ -81,9 +81,9 @@ func setRowRows(rows []SetRow) [][]string {
 
 const setIntro = "A set is runs of one build, each on a fresh cluster. Per step, the median over the runs of each run's p50 and p99 (what `kstep compare` judges), their range and their run-to-run coefficient of variation (CV: the sample standard deviation of the runs' values over their mean). The CV is the noise a comparison of two such sets works against: at 5 runs a side, a shift well below about twice it is not seen."
 
-// setNotes are the set's lines beside its tables: its warm-up, and runs
-// not measured alike.
-func setNotes(s *Set) []string {
+// setNotes are the set's lines beside its tables: its warm-up, and the
+// rows (set.json's, SetRows of s) whose runs gave them few pods.
+func setNotes(s *Set, rows []SetRow) []string {
 	var out []string
 	if len(s.Runs) == 0 {
 		return nil
@@ -97,7 +97,7 @@ func setNotes(s *Set) []string {
 		out = append(out, "one run: no CV")
 	}
 	var few []string
-	for _, r := range SetRows(s) {
+	for _, r := range rows {
 		if r.Pods < FewPods {
 			few = append(few, fmt.Sprintf("%s %s [%s] (%d)", r.Step, r.Name, nodesOf(r.Nodes), r.Pods))
 		}
@@ -120,7 +120,7 @@ func SetMarkdown(m *SetManifest, s *Set) string {
 	fmt.Fprintf(&b, "# kstep set %s\n\n", filepath.Base(s.Dir))
 	fmt.Fprintf(&b, "Profile %s, provider %s, version %s, started %s: %d of %d runs.\n\n", m.Profile, m.Provider, m.Version, m.StartedAt, len(s.Runs), m.Repeat)
 	b.WriteString(setIntro + "\n\n")
-	for _, n := range setNotes(s) {
+	for _, n := range setNotes(s, m.Rows) {
 		b.WriteString("- " + n + "\n")
 	}
 	b.WriteString("\n## Runs\n\n")
@@ -139,7 +139,7 @@ func SetHTML(m *SetManifest, s *Set) string {
 	b.WriteString("<h1>" + esc(title) + "</h1>")
 	fmt.Fprintf(&b, "<p>Profile %s, provider %s, version %s, started %s: %d of %d runs.</p>", esc(m.Profile), esc(m.Provider), esc(m.Version), esc(m.StartedAt), len(s.Runs), m.Repeat)
 	b.WriteString("<p>" + esc(strings.ReplaceAll(setIntro, "`", "")) + "</p><ul>")
-	for _, n := range setNotes(s) {
+	for _, n := range setNotes(s, m.Rows) {
 		b.WriteString("<li>" + esc(n) + "</li>")
 	}
 	b.WriteString("</ul><h2>Runs</h2>")

@@ -122,9 +122,6 @@ profile and provider).`,
 			}
 			if cmd.Flags().Changed("actor-cpus") {
 				c.ActorCPUs = actorCPUs
-				if err := c.Validate(); err != nil {
-					return usageError{err}
-				}
 			}
 			if cmd.Flags().Changed("outside-view") {
 				prof.OutsideView = outsideView
@@ -140,10 +137,12 @@ profile and provider).`,
 				if cmd.Flags().Changed("warm-up-duration") {
 					w.Duration.Duration = warmUpDuration
 				}
-				if err := w.Validate(prof.Job.Count); err != nil {
-					return usageError{err}
-				}
 				prof.WarmUp = &w
+			}
+			// The profile as the flags made it: a bad value is a usage
+			// error before any cluster starts.
+			if err := prof.Validate(); err != nil {
+				return usageError{err}
 			}
 			n := max(prof.Repeat, 1)
 			if cmd.Flags().Changed("repeat") {
@@ -159,7 +158,7 @@ profile and provider).`,
 				}
 				out = filepath.Join("results", "runs", time.Now().Format("20060102-150405")+"-"+name)
 			}
-			for _, name := range []string{"threshold", "alpha", "min-shift-ms", "force", "calibration"} {
+			for _, name := range compareFlagNames {
 				if cmd.Flags().Changed(name) && !ab {
 					return usageError{fmt.Errorf("--%s goes with --ab (kstep compare takes it for sets already run)", name)}
 				}
@@ -299,7 +298,7 @@ profile and provider).`,
 	f.BoolVar(&fm.SLO.AllowDisruption, "slo-allow-disruption", false, "with --find-max: a step with a disruption (a leader Lease changing hands, a node leaving Ready) may still hold the SLO")
 	f.BoolVar(&ab, "ab", false, "an interleaved A/B: the two arguments are the OLD and NEW kstep binaries, --repeat runs each in the order A B B A ..., into <out>/A and <out>/B, then compared as kstep compare does (its exit codes)")
 	compareFlags(f, &co, &calibration)
-	for _, name := range []string{"threshold", "alpha", "min-shift-ms", "force", "calibration"} {
+	for _, name := range compareFlagNames {
 		fl := f.Lookup(name)
 		fl.Usage = "with --ab: " + fl.Usage + " (as kstep compare's)"
 	}

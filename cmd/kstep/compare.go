@@ -96,8 +96,11 @@ Exit codes:
 	return cmd
 }
 
-// compareFlags binds the flags of a comparison's method, what `kstep
-// compare` and `kstep bench --ab` share.
+// compareFlagNames are the flags compareFlags binds.
+var compareFlagNames = []string{"threshold", "alpha", "min-shift-ms", "force", "calibration"}
+
+// compareFlags binds the flags of a comparison's method (compareFlagNames),
+// what `kstep compare` and `kstep bench --ab` share.
 func compareFlags(f *pflag.FlagSet, o *results.CompareOptions, calibration *string) {
 	f.Float64Var(&o.Threshold, "threshold", results.DefaultThreshold, "percent a p50 or p99 may shift before it counts")
 	f.Float64Var(&o.MinShiftMS, "min-shift-ms", results.DefaultMinShiftMS, "the smallest shift, in ms, that counts besides --threshold (negative: none)")
