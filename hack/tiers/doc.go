@@ -11,7 +11,8 @@
 // (run by this package's own test, in make test) keeps the table true:
 // every test it names exists, every test that starts a cluster (a
 // provider's Up, or the kstep binary's up, bench or chaos) is in it, and
-// every such test reaches testenv.Tier, where the table takes effect.
+// every such test reaches testenv.Tier, where the table takes effect; in a
+// package with lanes (test/e2e's inLane), every such test takes one.
 //
 // It owns no part of kstep and must not be imported by it.
 package main

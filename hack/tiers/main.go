@@ -95,6 +95,12 @@ type fn struct {
 	tier   bool // testenv.Tier
 }
 
+// laneFunc is the function with which a package that has lanes (test/e2e)
+// makes a cluster test wait for its lane (docs/testing.md, "Lanes"). In
+// such a package every test that starts a cluster must reach it: one that
+// does not runs beside the lanes' clusters, unbounded.
+const laneFunc = "inLane"
+
 // pkgFuncs is a package directory's test functions by name (methods by
 // their name alone: a call through a selector is matched by name).
 type pkgFuncs map[string]*fn
@@ -227,7 +233,8 @@ func reaches(funcs pkgFuncs, name string, prop func(*fn) bool) bool {
 
 // Check holds the table to the code under root: every Go test a row names
 // exists; every test that starts a cluster has a row (of its own or of a
-// subtest) and reaches testenv.Tier; every row outside make test's tier
+// subtest) and reaches testenv.Tier (and, in a package with lanes,
+// laneFunc); every row outside make test's tier
 // belongs to a test that reaches testenv.Tier (else the row changes
 // nothing).
 func Check(root string, t *tiers.Table) ([]string, error) {
@@ -281,6 +288,9 @@ func Check(root string, t *tiers.Table) ([]string, error) {
 			}
 			if !reaches(funcs, n, func(f *fn) bool { return f.tier }) {
 				problems = append(problems, fmt.Sprintf("%s:%d: %s starts a cluster without calling testenv.Tier first", rel, pos.Line, n))
+			}
+			if funcs[laneFunc] != nil && !reaches(funcs, n, func(f *fn) bool { return f.calls[laneFunc] }) {
+				problems = append(problems, fmt.Sprintf("%s:%d: %s starts a cluster without taking a lane (%s): it would run beside the lanes' clusters, unbounded", rel, pos.Line, n, laneFunc))
 			}
 		}
 	}

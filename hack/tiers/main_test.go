@@ -32,7 +32,8 @@ func TestTierTableMatchesTheCode(t *testing.T) {
 
 // TestCheckFindsEachProblem proves the check can fail: a module of its own
 // where a listed test was renamed, a test starts a cluster without a row,
-// one without testenv.Tier, and a nightly row's test never asks its tier.
+// one without testenv.Tier, one without a lane where the package has
+// lanes, and a nightly row's test never asks its tier.
 func TestCheckFindsEachProblem(t *testing.T) {
 	root := t.TempDir()
 	write := func(name, body string) {
@@ -54,7 +55,10 @@ import (
 
 func binary(t *testing.T) string { testenv.Tier(t); return "kstep" }
 
+func inLane(t *testing.T, l int) {}
+
 func upCLI(t *testing.T) {
+	inLane(t, 0)
 	args := append([]string{"up", "-d"}, "--x")
 	exec.Command(binary(t), args...).Run()
 }
@@ -62,8 +66,10 @@ func upCLI(t *testing.T) {
 func TestListedAndGood(t *testing.T) { upCLI(t) }
 
 func TestUnlisted(t *testing.T) {
-	t.Run("x", func(t *testing.T) { exec.Command(binary(t), "bench").Run() })
+	t.Run("x", func(t *testing.T) { inLane(t, 1); exec.Command(binary(t), "bench").Run() })
 }
+
+func TestNoLane(t *testing.T) { exec.Command(binary(t), "chaos").Run() }
 
 func TestNoTier(t *testing.T) { exec.Command("kstep", "chaos").Run() }
 
@@ -82,6 +88,7 @@ func TestCobraArgv(t *testing.T) { _ = []string{"up", "--nodes", "2"} }
 | good | e2e | TestListedAndGood | test |
 | renamed | e2e | TestOldName | test |
 | no tier call | e2e | TestNoTier | test |
+| no lane | e2e | TestNoLane | test |
 | provider | e2e | TestProviderUp/sub | test |
 | nightly | e2e | TestNightlyWithoutTier | nightly |
 | a command | — | make chaos | chaos |
@@ -101,6 +108,7 @@ func TestCobraArgv(t *testing.T) { _ = []string{"up", "--nodes", "2"} }
 		"TestNoTier starts a cluster without calling testenv.Tier first",
 		"TestProviderUp starts a cluster without calling testenv.Tier first",
 		"TestNightlyWithoutTier is in the nightly tier but never calls testenv.Tier",
+		"TestNoLane starts a cluster without taking a lane (inLane)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the check does not say %q; it says:\n%s", want, got)
@@ -111,8 +119,8 @@ func TestCobraArgv(t *testing.T) { _ = []string{"up", "--nodes", "2"} }
 			t.Errorf("the check flags %s:\n%s", clean, got)
 		}
 	}
-	if len(problems) != 5 {
-		t.Errorf("%d problems, want 5:\n%s", len(problems), got)
+	if len(problems) != 8 {
+		t.Errorf("%d problems, want 8:\n%s", len(problems), got)
 	}
 }
 
