@@ -457,7 +457,10 @@ func comparable(sides []side) (refused, unforced []string, cross bool, warnings 
 			for _, f := range topologyDiff(vref.Cluster.Topology, r.Cluster.Topology) {
 				note(!f.args, "topology "+f.name, f.b, vrefName, f.a, name)
 			}
-			switch a, b := vref.Cluster.NotAsUp, r.Cluster.NotAsUp; {
+			// A setting of the topology (actorProcs, etcd, insecure...)
+			// was judged just above, by topologyDiff's rule (flags warn,
+			// the rest refuse): its not_as_up entry is not judged again.
+			switch a, b := beyondTopology(vref.Cluster.NotAsUp), beyondTopology(r.Cluster.NotAsUp); {
 			case a != nil && b != nil:
 				if sa, sb := settingsText(a), settingsText(b); sa != sb {
 					note(true, "cluster settings (where the cluster is not as kstep up starts it)", sb, vrefName, sa, name)
@@ -504,6 +507,35 @@ func comparable(sides []side) (refused, unforced []string, cross bool, warnings 
 		warnings = append(warnings, fmt.Sprintf("runs of different run.json schemas (%s): some steps were measured between different stamps", strings.Join(l, ", ")))
 	}
 	return refused, unforced, cross, warnings
+}
+
+// topologyKeys are the JSON names of provider.Topology's fields, the
+// settings topologyDiff compares.
+var topologyKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeFor[provider.Topology]()
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); tag != "" && tag != "-" {
+			keys[tag] = true
+		}
+	}
+	return keys
+}()
+
+// beyondTopology is l (a run's cluster.not_as_up, "setting: value (kstep
+// up: value)" each) without the settings of the topology, which
+// topologyDiff compares; nil stays nil (not recorded).
+func beyondTopology(l []string) []string {
+	if l == nil {
+		return nil
+	}
+	out := []string{}
+	for _, e := range l {
+		if key, _, _ := strings.Cut(e, ":"); !topologyKeys[key] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // settingsText is a run's cluster.not_as_up as one sentence, in a fixed

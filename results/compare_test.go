@@ -364,6 +364,40 @@ func TestCompareSetsClusterSettingsAlike(t *testing.T) {
 	}
 }
 
+// A setting of the topology that run.json's not_as_up also lists is
+// judged once, by the topology's rule: a different actorProcs (how the
+// actors' processes run) is a warning, not also a refusal; a different
+// etcd tuning is one refusal, not two.
+func TestCompareSetsTopologySettingsJudgedOnce(t *testing.T) {
+	base, cur := synthSet("base", 1, 5, nil), synthSet("new", 2, 5, nil)
+	for _, r := range base.Runs {
+		r.Cluster.NotAsUp = []string{"leaseTiming: kstep (kstep up: upstream)"}
+	}
+	for _, r := range cur.Runs {
+		r.Cluster.Topology.ActorProcs = 3
+		r.Cluster.NotAsUp = []string{"actorProcs: 3 (kstep up: 1 on this machine)", "leaseTiming: kstep (kstep up: upstream)"}
+	}
+	c := CompareSets(base, cur, CompareOptions{})
+	if len(c.Refused) > 0 || !c.Concluded || !contains(c.Warnings, "topology actorProcs 3 in new run new/run-01") {
+		t.Fatalf("actorProcs: refused %q, warnings %q; want compared with a warning", c.Refused, c.Warnings)
+	}
+	for _, r := range cur.Runs {
+		r.Cluster.Topology.ActorProcs = 0
+		r.Cluster.Topology.Etcd.HeartbeatInterval.Duration = 5e7
+		r.Cluster.NotAsUp = []string{`etcd: {"heartbeatInterval":"50ms"} (kstep up: {})`, "leaseTiming: kstep (kstep up: upstream)"}
+	}
+	c = CompareSets(base, cur, CompareOptions{})
+	if len(c.Refused) != 1 || !contains(c.Refused, `topology etcd {"heartbeatInterval":"50ms"} in new run new/run-01`) {
+		t.Fatalf("etcd tuning: refused %q; want the one topology refusal", c.Refused)
+	}
+	// A setting outside the topology still refuses.
+	cur.Runs[2].Cluster.NotAsUp = append(cur.Runs[2].Cluster.NotAsUp, "supervise: false")
+	c = CompareSets(base, cur, CompareOptions{})
+	if len(c.Refused) != 2 || !contains(c.Refused, "cluster settings (where the cluster is not as kstep up starts it) [leaseTiming: kstep (kstep up: upstream); supervise: false] in new run new/run-03") {
+		t.Fatalf("supervise: refused %q", c.Refused)
+	}
+}
+
 func TestCompareSetsMixedBuildsWarn(t *testing.T) {
 	base, cur := synthSet("base", 1, 5, nil), synthSet("new", 2, 5, nil)
 	base.Runs[3].Version = "v1.0.1"

@@ -53,8 +53,10 @@ topology, different settings in which the cluster is not as kstep up
 starts it (run.json's cluster.not_as_up, the report's header), an invalid
 or disrupted run, or too few runs. --force compares
 them anyway, with warnings (and no verdicts when the runs are too few).
-Extra actor flags (the topology's apiserverArgs, schedulerArgs, ...) are
-how builds are varied: they are warnings, not refusals.
+Extra actor flags (the topology's apiserverArgs, schedulerArgs, ...) and
+how the actors' processes run (actorProcs, actorCPUs) are how builds are
+varied: they are warnings, not refusals. A setting of the topology that
+not_as_up also lists is judged once, by the topology's rule.
 
 One difference of provider is compared, the cross view: runs on --provider
 external (only what kstep's own watches see) against runs of the same
