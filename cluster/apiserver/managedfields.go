@@ -121,8 +121,11 @@ var updateTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
 
 type unvalidatedUpdates struct {
 	managedfields.TypeConverter
-	// types: GroupVersionKind → typeOf, learnt from the first object of a
-	// kind, which is validated.
+	// types: GroupVersionKind → typeOf, learnt from an empty object of the
+	// kind when the first object of the kind is converted, not by
+	// validating that object, which may be as large as a client can send
+	// (a ConfigMap of 110,000 keys: 0.03 s more for the first writer).
+	// The objects converted after it were never validated either.
 	types sync.Map
 }
 
@@ -143,12 +146,32 @@ func (c *unvalidatedUpdates) ObjectToTyped(obj runtime.Object, opts ...typed.Val
 		}
 		return typed.AsTypedUnvalidated(sortedValue{v}, t.(typeOf).schema, t.(typeOf).ref), nil
 	}
+	if empty, ok := emptyOf(obj); ok {
+		if tv, err := c.TypeConverter.ObjectToTyped(empty, opts...); err == nil {
+			c.types.Store(gvk, typeOf{schema: tv.Schema(), ref: tv.TypeRef()})
+			return c.ObjectToTyped(obj, opts...)
+		}
+	}
 	tv, err := c.TypeConverter.ObjectToTyped(obj, opts...)
 	if err != nil {
 		return nil, err
 	}
 	c.types.Store(gvk, typeOf{schema: tv.Schema(), ref: tv.TypeRef()})
 	return typed.AsTypedUnvalidated(sortedValue{tv.AsValue()}, tv.Schema(), tv.TypeRef()), nil
+}
+
+// emptyOf is a zero object of obj's Go type, of obj's apiVersion and kind
+// (false: obj is not a pointer to a struct).
+func emptyOf(obj runtime.Object) (runtime.Object, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	empty, ok := reflect.New(v.Elem().Type()).Interface().(runtime.Object)
+	if ok {
+		empty.GetObjectKind().SetGroupVersionKind(obj.GetObjectKind().GroupVersionKind())
+	}
+	return empty, ok
 }
 
 // sortedValue is a value whose large maps (more than sortedMapMin
