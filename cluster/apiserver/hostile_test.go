@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,9 +144,11 @@ func TestHostileManagedFieldsDepth(t *testing.T) {
 
 // A ConfigMap of 110,000 empty keys (1.4 MB) cost 5 s of CPU per write in
 // the field manager's comparison (each key inserted into a sorted set in
-// Go's random map order); it now costs a small fraction of that, dry run
-// or not, create or update. Stored, with its managed fields, it is larger
-// than etcd takes: a 413, nothing written (it was a 500).
+// Go's random map order), then 0.5 to 0.8 s (its keys sorted and looked up
+// again in validation and in the comparison); it now costs 0.3 to 0.4 s,
+// dry run or not (BenchmarkWideConfigMapWrite has the curve from 20k
+// keys). Stored, with its managed fields, it is larger than etcd takes: a
+// 413, nothing written (it was a 500).
 func TestHostileWideConfigMap(t *testing.T) {
 	e := newEnv(t)
 	wide := wideConfigMapBody
@@ -153,26 +156,37 @@ func TestHostileWideConfigMap(t *testing.T) {
 	for _, tc := range []struct {
 		name, method, url, body string
 		code                    int
+		tries                   int // of a write that changes nothing: the least CPU counts
 	}{
-		{"dry-run create of 110,000 keys", "POST", base + "?dryRun=All", wide("wide", 110000), 201},
-		{"create of 110,000 keys", "POST", base, wide("wide", 110000), 413},
-		{"create of 50,000 keys", "POST", base, wide("half", 50000), 201},
-		{"update of 50,000 keys", "PUT", base + "/half", strings.Replace(wide("half", 50000), `"k000000":""`, `"k000000":"x"`, 1), 200},
+		{"dry-run create of 110,000 keys", "POST", base + "?dryRun=All", wide("wide", 110000), 201, 3},
+		{"create of 110,000 keys", "POST", base, wide("wide", 110000), 413, 3},
+		{"create of 50,000 keys", "POST", base, wide("half", 50000), 201, 1},
+		{"update of 50,000 keys", "PUT", base + "/half", strings.Replace(wide("half", 50000), `"k000000":""`, `"k000000":"x"`, 1), 200, 1},
 	} {
 		// The apiserver (and etcd) run in this process: its CPU time
 		// over the request is what the request cost, however busy the
-		// machine's other processes keep its cores.
-		start, wall := processCPU(t), time.Now()
-		code, _, resp := do(t, http.DefaultClient, tc.method, tc.url, "application/json", tc.body)
-		cpu, took := processCPU(t)-start, time.Since(wall)
-		if code != tc.code {
-			t.Fatalf("%s: HTTP %d, want %d: %.300s", tc.name, code, tc.code, resp)
+		// machine's other processes keep its cores (though not how
+		// much they slow each core's memory: the least of a few tries).
+		var cpus []time.Duration
+		for range tc.tries {
+			start, wall := processCPU(t), time.Now()
+			code, _, resp := do(t, http.DefaultClient, tc.method, tc.url, "application/json", tc.body)
+			cpu, took := processCPU(t)-start, time.Since(wall)
+			if code != tc.code {
+				t.Fatalf("%s: HTTP %d, want %d: %.300s", tc.name, code, tc.code, resp)
+			}
+			t.Logf("%s: %v of CPU, %v", tc.name, cpu, took)
+			cpus = append(cpus, cpu)
 		}
-		// Under 1 s of CPU here; over 5 s for 110,000 keys before.
-		if cpu > 2*time.Second {
-			t.Fatalf("%s cost %v of CPU (%v)", tc.name, cpu, took)
+		// 0.3 to 0.4 s here for 110,000 keys, on a loaded machine; 5 s,
+		// then up to 0.8 s, before.
+		cpu := slices.Min(cpus)
+		if cpu > time.Second {
+			t.Fatalf("%s cost %v of CPU (the least of %v)", tc.name, cpu, cpus)
 		}
-		t.Logf("%s: %v of CPU, %v", tc.name, cpu, took)
+		if tc.tries > 1 {
+			t.Logf("%s: %v of CPU, the least of %d", tc.name, cpu, tc.tries)
+		}
 	}
 	if keys := e.etcdKeys("/registry/configmaps/default/wide"); len(keys) != 0 {
 		t.Fatalf("etcd holds %v after a refused write", keys)
