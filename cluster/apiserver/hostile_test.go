@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/apiserver"
 	"github.com/kstep-dev/kstep/cluster/pki"
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -142,55 +144,123 @@ func TestHostileManagedFieldsDepth(t *testing.T) {
 
 // A ConfigMap of 110,000 empty keys (1.4 MB) cost 5 s of CPU per write in
 // the field manager's comparison (each key inserted into a sorted set in
-// Go's random map order); it now costs a small fraction of that, dry run
-// or not, create or update. Stored, with its managed fields, it is larger
-// than etcd takes: a 413, nothing written (it was a 500).
+// Go's random map order), then 0.5 to 0.8 s (its keys sorted and looked up
+// again in validation and in the comparison); it now costs 0.3 to 0.4 s,
+// dry run or not (BenchmarkWideConfigMapWrite has the curve from 20k
+// keys). Stored, with its managed fields, it is larger than etcd takes: a
+// 413, nothing written (it was a 500).
 func TestHostileWideConfigMap(t *testing.T) {
 	e := newEnv(t)
-	wide := func(name string, n int) string {
-		var b strings.Builder
-		b.WriteString(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"},"data":{`)
-		for i := range n {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, `"k%06d":""`, i)
-		}
-		b.WriteString("}}")
-		return b.String()
-	}
+	wide := wideConfigMapBody
 	base := e.api.URL + "/api/v1/namespaces/default/configmaps"
 	for _, tc := range []struct {
 		name, method, url, body string
 		code                    int
+		tries                   int // of a write that changes nothing: the least CPU counts
 	}{
-		{"dry-run create of 110,000 keys", "POST", base + "?dryRun=All", wide("wide", 110000), 201},
-		{"create of 110,000 keys", "POST", base, wide("wide", 110000), 413},
-		{"create of 50,000 keys", "POST", base, wide("half", 50000), 201},
-		{"update of 50,000 keys", "PUT", base + "/half", strings.Replace(wide("half", 50000), `"k000000":""`, `"k000000":"x"`, 1), 200},
+		{"dry-run create of 110,000 keys", "POST", base + "?dryRun=All", wide("wide", 110000), 201, 3},
+		{"create of 110,000 keys", "POST", base, wide("wide", 110000), 413, 3},
+		{"create of 50,000 keys", "POST", base, wide("half", 50000), 201, 1},
+		{"update of 50,000 keys", "PUT", base + "/half", strings.Replace(wide("half", 50000), `"k000000":""`, `"k000000":"x"`, 1), 200, 1},
 	} {
 		// The apiserver (and etcd) run in this process: its CPU time
 		// over the request is what the request cost, however busy the
-		// machine's other processes keep its cores.
-		start, wall := processCPU(t), time.Now()
-		code, _, resp := do(t, http.DefaultClient, tc.method, tc.url, "application/json", tc.body)
-		cpu, took := processCPU(t)-start, time.Since(wall)
-		if code != tc.code {
-			t.Fatalf("%s: HTTP %d, want %d: %.300s", tc.name, code, tc.code, resp)
+		// machine's other processes keep its cores (though not how
+		// much they slow each core's memory: the least of a few tries).
+		var cpus []time.Duration
+		for range tc.tries {
+			start, wall := processCPU(t), time.Now()
+			code, _, resp := do(t, http.DefaultClient, tc.method, tc.url, "application/json", tc.body)
+			cpu, took := processCPU(t)-start, time.Since(wall)
+			if code != tc.code {
+				t.Fatalf("%s: HTTP %d, want %d: %.300s", tc.name, code, tc.code, resp)
+			}
+			t.Logf("%s: %v of CPU, %v", tc.name, cpu, took)
+			cpus = append(cpus, cpu)
 		}
-		// Under 1 s of CPU here; over 5 s for 110,000 keys before.
-		if cpu > 2*time.Second {
-			t.Fatalf("%s cost %v of CPU (%v)", tc.name, cpu, took)
+		// 0.3 to 0.4 s here for 110,000 keys, on a loaded machine; 5 s,
+		// then up to 0.8 s, before.
+		cpu := slices.Min(cpus)
+		if cpu > time.Second {
+			t.Fatalf("%s cost %v of CPU (the least of %v)", tc.name, cpu, cpus)
 		}
-		t.Logf("%s: %v of CPU, %v", tc.name, cpu, took)
+		if tc.tries > 1 {
+			t.Logf("%s: %v of CPU, the least of %d", tc.name, cpu, tc.tries)
+		}
 	}
 	if keys := e.etcdKeys("/registry/configmaps/default/wide"); len(keys) != 0 {
 		t.Fatalf("etcd holds %v after a refused write", keys)
 	}
 }
 
+// wideConfigMapBody is the JSON of a ConfigMap named name of n empty keys,
+// k000000 on, as a hostile client sends it.
+func wideConfigMapBody(name string, n int) string {
+	var b strings.Builder
+	b.WriteString(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"},"data":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"k%06d":""`, i)
+	}
+	b.WriteString("}}")
+	return b.String()
+}
+
+// BenchmarkWideConfigMapWrite is the process CPU (apiserver and etcd, in
+// this process) of one write of a ConfigMap of 20k to 110k keys, as
+// cpu-ns/op: a dry-run create, a create (from 80k on a 413: with its
+// managed fields it is larger than etcd takes; the others are deleted
+// again, outside the measurement), and a dry-run create sent as YAML. The
+// client's share (sending the body, reading the answer) is in the figure
+// too. A small ConfigMap is written first, so the first write of the kind
+// (whose object the field manager validates) is not one of them.
+func BenchmarkWideConfigMapWrite(b *testing.B) {
+	url, _ := testenv.Etcd(b)
+	api := testenv.StartAPIServer(b, url, nil)
+	base := api.URL + "/api/v1/namespaces/default/configmaps"
+	if code, _, body := do(b, http.DefaultClient, "POST", base, "application/json", wideConfigMapBody("warm", 10)); code != 201 {
+		b.Fatalf("HTTP %d: %.300s", code, body)
+	}
+	for _, n := range []int{20000, 50000, 80000, 110000} {
+		body := wideConfigMapBody("wide", n)
+		var y strings.Builder
+		y.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: wide\ndata:\n")
+		for i := range n {
+			fmt.Fprintf(&y, "  k%06d: \"\"\n", i)
+		}
+		for _, v := range []struct {
+			name, url, ctype, body string
+			code                   int
+		}{
+			{"dryrun", base + "?dryRun=All", "application/json", body, 201},
+			{"create", base, "application/json", body, map[bool]int{true: 413, false: 201}[n >= 80000]},
+			{"dryrun-yaml", base + "?dryRun=All", "application/yaml", y.String(), 201},
+		} {
+			b.Run(fmt.Sprintf("%dk/%s", n/1000, v.name), func(b *testing.B) {
+				var cpu time.Duration
+				for b.Loop() {
+					start := processCPU(b)
+					code, _, resp := do(b, http.DefaultClient, "POST", v.url, v.ctype, v.body)
+					cpu += processCPU(b) - start
+					if code != v.code {
+						b.Fatalf("HTTP %d, want %d: %.300s", code, v.code, resp)
+					}
+					if code == 201 && v.name == "create" {
+						if code, _, resp := do(b, http.DefaultClient, "DELETE", base+"/wide", "", ""); code != 200 {
+							b.Fatalf("delete: HTTP %d: %.300s", code, resp)
+						}
+					}
+				}
+				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
 // processCPU is the CPU time this process has used (user and system).
-func processCPU(t *testing.T) time.Duration {
+func processCPU(t testing.TB) time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		t.Fatal(err)

@@ -121,8 +121,11 @@ var updateTypeConverter = sync.OnceValue(func() managedfields.TypeConverter {
 
 type unvalidatedUpdates struct {
 	managedfields.TypeConverter
-	// types: GroupVersionKind → typeOf, learnt from the first object of a
-	// kind, which is validated.
+	// types: GroupVersionKind → typeOf, learnt from an empty object of the
+	// kind when the first object of the kind is converted, not by
+	// validating that object, which may be as large as a client can send
+	// (a ConfigMap of 110,000 keys: 0.03 s more for the first writer).
+	// The objects converted after it were never validated either.
 	types sync.Map
 }
 
@@ -143,12 +146,32 @@ func (c *unvalidatedUpdates) ObjectToTyped(obj runtime.Object, opts ...typed.Val
 		}
 		return typed.AsTypedUnvalidated(sortedValue{v}, t.(typeOf).schema, t.(typeOf).ref), nil
 	}
+	if empty, ok := emptyOf(obj); ok {
+		if tv, err := c.TypeConverter.ObjectToTyped(empty, opts...); err == nil {
+			c.types.Store(gvk, typeOf{schema: tv.Schema(), ref: tv.TypeRef()})
+			return c.ObjectToTyped(obj, opts...)
+		}
+	}
 	tv, err := c.TypeConverter.ObjectToTyped(obj, opts...)
 	if err != nil {
 		return nil, err
 	}
 	c.types.Store(gvk, typeOf{schema: tv.Schema(), ref: tv.TypeRef()})
 	return typed.AsTypedUnvalidated(sortedValue{tv.AsValue()}, tv.Schema(), tv.TypeRef()), nil
+}
+
+// emptyOf is a zero object of obj's Go type, of obj's apiVersion and kind
+// (false: obj is not a pointer to a struct).
+func emptyOf(obj runtime.Object) (runtime.Object, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	empty, ok := reflect.New(v.Elem().Type()).Interface().(runtime.Object)
+	if ok {
+		empty.GetObjectKind().SetGroupVersionKind(obj.GetObjectKind().GroupVersionKind())
+	}
+	return empty, ok
 }
 
 // sortedValue is a value whose large maps (more than sortedMapMin
@@ -262,9 +285,69 @@ func (m sortedMap) Zip(o value.Map, order value.MapTraverseOrder, fn func(string
 func (m sortedMap) ZipUsing(a value.Allocator, o value.Map, order value.MapTraverseOrder, fn func(string, value.Value, value.Value) bool) bool {
 	o = unsortedMap(o)
 	if m.Map.Length() > sortedMapMin || (o != nil && o.Length() > sortedMapMin) {
+		if l, ok := stringEntries(a, m.Map); ok {
+			if r, ok := stringEntries(a, o); ok {
+				return zipStrings(l, r, fn)
+			}
+		}
 		order = value.LexicalKeyOrder // a struct zipped with its own type keeps its field order
 	}
 	return m.Map.ZipUsing(a, o, order, func(k string, l, r value.Value) bool { return fn(k, sorted(l), sorted(r)) })
+}
+
+// stringEntry is one entry of a map of strings.
+type stringEntry struct{ key, val string }
+
+// stringEntries are m's entries in key order (nil m: none), if every value
+// is a string (false: m is not a map of strings, a ConfigMap's data or an
+// object's labels). Structured-merge-diff's zip in key order (what a
+// sortedMap asked for before) collects the keys of both maps, sorts them,
+// and then looks every key up in both maps again: for a ConfigMap of
+// 110,000 keys, 110,000 lookups in a map far larger than the caches, and a
+// copy of each value, a third of the field manager's time. The values of a
+// map of strings are read as the map is walked, and sorted with their keys.
+func stringEntries(a value.Allocator, m value.Map) ([]stringEntry, bool) {
+	if m == nil || m.Length() == 0 {
+		return nil, true
+	}
+	out := make([]stringEntry, 0, m.Length())
+	ok := m.IterateUsing(a, func(k string, v value.Value) bool {
+		if v == nil || !v.IsString() {
+			return false
+		}
+		out = append(out, stringEntry{k, v.AsString()})
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	slices.SortFunc(out, func(x, y stringEntry) int { return strings.Compare(x.key, y.key) })
+	return out, true
+}
+
+// zipStrings is value.MapZipUsing in value.LexicalKeyOrder of two maps of
+// strings, their entries l and r in key order: fn sees each key of either
+// in key order, with its value on each side (nil: not in that map).
+func zipStrings(l, r []stringEntry, fn func(string, value.Value, value.Value) bool) bool {
+	for i, j := 0, 0; i < len(l) || j < len(r); {
+		var key string
+		var lv, rv value.Value
+		switch {
+		case j == len(r) || i < len(l) && l[i].key < r[j].key:
+			key, lv = l[i].key, value.NewValueInterface(l[i].val)
+			i++
+		case i == len(l) || r[j].key < l[i].key:
+			key, rv = r[j].key, value.NewValueInterface(r[j].val)
+			j++
+		default:
+			key, lv, rv = l[i].key, value.NewValueInterface(l[i].val), value.NewValueInterface(r[j].val)
+			i, j = i+1, j+1
+		}
+		if !fn(key, lv, rv) {
+			return false
+		}
+	}
+	return true
 }
 
 type sortedList struct{ value.List }

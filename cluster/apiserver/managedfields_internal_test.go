@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"maps"
 	"syscall"
 	"testing"
 	"time"
@@ -10,8 +11,11 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
@@ -275,4 +279,120 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Maps of more than sortedMapMin entries are compared in key order
+// (sortedValue; a map of strings by zipStrings): the managed fields
+// recorded, and what an apply makes, must be exactly client-go's
+// validating converter's, for maps of strings (a ConfigMap's data, a
+// pod's labels), of bytes (a Secret's data) and of structs, when keys are
+// added, changed and removed, by one manager or several.
+func TestWideMapsRecordTheSameFields(t *testing.T) {
+	fms := func(gvk schema.GroupVersionKind) (validating, unvalidated *managedfields.FieldManager) {
+		v, err := managedfields.NewDefaultFieldManager(openapi.TypeConverter(), scheme.Scheme, scheme.Scheme, scheme.Scheme, gvk, gvk.GroupVersion(), "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := managedfields.NewDefaultFieldManager(updateTypeConverter(), fieldManagerConverter, scheme.Scheme, scheme.Scheme, gvk, gvk.GroupVersion(), "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v, u
+	}
+	keys := func(n, from int, val string) map[string]string {
+		m := map[string]string{}
+		for i := from; i < from+n; i++ {
+			m[fmt.Sprintf("k%04d", i)] = val
+		}
+		return m
+	}
+	bytesOf := func(m map[string]string) map[string][]byte {
+		out := map[string][]byte{}
+		for k, v := range m {
+			out[k] = []byte(v)
+		}
+		return out
+	}
+	meta := metav1.ObjectMeta{Name: "w", Namespace: "default", UID: "u1"}
+	cm := func(data map[string]string) runtime.Object {
+		return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta, Data: data}
+	}
+	secret := func(data map[string]string) runtime.Object {
+		return &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: meta, Data: bytesOf(data)}
+	}
+	pod := func(labels map[string]string) runtime.Object {
+		m := meta
+		m.Labels, m.Annotations = labels, labels
+		return &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: m,
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+	}
+	limits := func(data map[string]string) runtime.Object { // a map of structs, never a map of strings
+		r := &corev1.ResourceQuota{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"}, ObjectMeta: meta,
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{}}}
+		for k, v := range data {
+			r.Spec.Hard[corev1.ResourceName("example.com/"+k)] = *apiresource.NewQuantity(int64(v[0]), apiresource.DecimalSI)
+		}
+		return r
+	}
+	for _, kind := range []struct {
+		name string
+		obj  func(map[string]string) runtime.Object
+	}{{"ConfigMap", cm}, {"Secret", secret}, {"Pod", pod}, {"ResourceQuota", limits}} {
+		validating, unvalidated := fms(kind.obj(nil).GetObjectKind().GroupVersionKind())
+		// Each step is one write of the next object by its manager.
+		steps := []struct {
+			manager string
+			data    map[string]string
+		}{
+			{"creator", keys(100, 0, "a")},
+			{"creator", keys(100, 0, "a")},                                // no change
+			{"other", keys(150, 0, "a")},                                  // 50 keys added
+			{"other", mergeMaps(keys(50, 0, "b"), keys(100, 50, "a"))},    // 50 changed
+			{"third", keys(70, 40, "a")},                                  // removed on both sides, changed back
+			{"creator", mergeMaps(keys(10, 0, "c"), keys(100, 200, "d"))}, // nearly all new
+			{"creator", keys(3, 0, "c")},                                  // a small map again
+		}
+		vLive, uLive := kind.obj(nil).DeepCopyObject(), kind.obj(nil).DeepCopyObject()
+		objectMeta(vLive).UID, objectMeta(uLive).UID = "", ""
+		for i, s := range steps {
+			want := validating.UpdateNoErrors(vLive, kind.obj(s.data), s.manager)
+			got := unvalidated.UpdateNoErrors(uLive, kind.obj(s.data), s.manager)
+			if !equality.Semantic.DeepEqual(stripTimes(objectMeta(got).ManagedFields), stripTimes(objectMeta(want).ManagedFields)) {
+				t.Fatalf("%s step %d (%s): managed fields\n got %+v\nwant %+v", kind.name, i, s.manager, objectMeta(got).ManagedFields, objectMeta(want).ManagedFields)
+			}
+			vLive, uLive = want, got
+		}
+		// An apply of a wide map over the last, whose first keys are
+		// another manager's: its conflicts, and forced, what it makes,
+		// are the same.
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(kind.obj(keys(120, 0, "e")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(u["metadata"].(map[string]any), "creationTimestamp")
+		patch := &unstructured.Unstructured{Object: u}
+		for _, force := range []bool{false, true} {
+			want, wantErr := validating.Apply(vLive.DeepCopyObject(), patch.DeepCopy(), "applier", force)
+			got, gotErr := unvalidated.Apply(uLive.DeepCopyObject(), patch.DeepCopy(), "applier", force)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || (wantErr == nil) != force {
+				t.Fatalf("%s apply (force %v): %v, want %v", kind.name, force, gotErr, wantErr)
+			}
+			if wantErr != nil {
+				continue
+			}
+			if !equality.Semantic.DeepEqual(stripTimes(objectMeta(got).ManagedFields), stripTimes(objectMeta(want).ManagedFields)) {
+				t.Fatalf("%s apply (force %v): managed fields\n got %+v\nwant %+v", kind.name, force, objectMeta(got).ManagedFields, objectMeta(want).ManagedFields)
+			}
+			objectMeta(got).ManagedFields, objectMeta(want).ManagedFields = nil, nil
+			if !equality.Semantic.DeepEqual(got, want) {
+				t.Fatalf("%s apply (force %v): the objects differ\n got %+v\nwant %+v", kind.name, force, got, want)
+			}
+		}
+	}
+}
+
+func mergeMaps(a, b map[string]string) map[string]string {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
 }

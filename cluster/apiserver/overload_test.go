@@ -33,7 +33,7 @@ func newEnvWith(t *testing.T, mutate func(*apiserver.Options)) *env {
 }
 
 // do sends one raw request (client-go would retry a 429 by itself).
-func do(t *testing.T, c *http.Client, method, url, ctype, body string) (int, http.Header, []byte) {
+func do(t testing.TB, c *http.Client, method, url, ctype, body string) (int, http.Header, []byte) {
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)

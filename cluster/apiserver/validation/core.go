@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -152,26 +153,84 @@ func validateNodeUpdate(node, old *corev1.Node) field.ErrorList {
 
 func validateConfigMap(cm *corev1.ConfigMap) field.ErrorList {
 	allErrs := validateObjectMeta(&cm.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain)
-	totalSize := 0
-	for _, key := range sets.List(sets.KeySet(cm.Data)) {
-		p := field.NewPath("data").Key(key)
-		for _, msg := range validation.IsConfigMapKey(key) {
-			allErrs = append(allErrs, field.Invalid(p, key, msg))
-		}
+	dupOfBinary := func(key string) string {
 		if _, dup := cm.BinaryData[key]; dup {
-			allErrs = append(allErrs, field.Invalid(p, key, "duplicate of key present in binaryData"))
+			return "duplicate of key present in binaryData"
 		}
-		totalSize += len(cm.Data[key])
+		return ""
 	}
-	for _, key := range sets.List(sets.KeySet(cm.BinaryData)) {
-		for _, msg := range validation.IsConfigMapKey(key) {
-			allErrs = append(allErrs, field.Invalid(field.NewPath("binaryData").Key(key), key, msg))
-		}
-		totalSize += len(cm.BinaryData[key])
-	}
-	if totalSize > corev1.MaxSecretSize {
+	bad, totalSize := keyProblems(cm.Data, dupOfBinary)
+	allErrs = appendKeyProblems(allErrs, field.NewPath("data"), bad)
+	bad, size := keyProblems(cm.BinaryData, nil)
+	allErrs = appendKeyProblems(allErrs, field.NewPath("binaryData"), bad)
+	if totalSize += size; totalSize > corev1.MaxSecretSize {
 		// An empty path: the error is about the whole object.
 		allErrs = append(allErrs, field.TooLong(field.NewPath(""), "", corev1.MaxSecretSize))
+	}
+	return allErrs
+}
+
+// keyProblem is what is wrong with one key of a ConfigMap's or a Secret's
+// data.
+type keyProblem struct {
+	key  string
+	msgs []string
+}
+
+// keyProblems checks every key of m (a ConfigMap's or a Secret's data) as
+// validation.IsConfigMapKey does, and with also (nil: nothing more; a
+// message, or "" for none), and adds up the values' sizes. It returns the
+// keys refused, in key order, with their messages. The keys are walked
+// once, in the map's order, and a key made only of the characters a key
+// may hold is not matched against IsConfigMapKey's regexp: only what is
+// refused is sorted. (Sorting every key and looking each value up again
+// was a fifth of a write's CPU for a ConfigMap of 100,000 keys.)
+func keyProblems[V string | []byte](m map[string]V, also func(key string) string) ([]keyProblem, int) {
+	var bad []keyProblem
+	size := 0
+	for key, v := range m {
+		size += len(v)
+		var msgs []string
+		if !plainConfigMapKey(key) {
+			msgs = validation.IsConfigMapKey(key)
+		}
+		if also != nil {
+			if msg := also(key); msg != "" {
+				msgs = append(msgs, msg)
+			}
+		}
+		if len(msgs) > 0 {
+			bad = append(bad, keyProblem{key, msgs})
+		}
+	}
+	slices.SortFunc(bad, func(a, b keyProblem) int { return strings.Compare(a.key, b.key) })
+	return bad, size
+}
+
+// plainConfigMapKey reports whether validation.IsConfigMapKey accepts key
+// for certain: 1 to 253 of [-._a-zA-Z0-9], not ".", "..", nor starting
+// with "..". (false: ask IsConfigMapKey.)
+func plainConfigMapKey(key string) bool {
+	if len(key) == 0 || len(key) > validation.DNS1123SubdomainMaxLength || key == "." || strings.HasPrefix(key, "..") {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// appendKeyProblems adds each message of bad as an Invalid of its key
+// under p.
+func appendKeyProblems(allErrs field.ErrorList, p *field.Path, bad []keyProblem) field.ErrorList {
+	for _, b := range bad {
+		for _, msg := range b.msgs {
+			allErrs = append(allErrs, field.Invalid(p.Key(b.key), b.key, msg))
+		}
 	}
 	return allErrs
 }
@@ -198,19 +257,13 @@ func validateConfigMapUpdate(cm, old *corev1.ConfigMap) field.ErrorList {
 func validateSecret(s *corev1.Secret) field.ErrorList {
 	allErrs := validateObjectMeta(&s.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain)
 	dataPath := field.NewPath("data")
-	totalSize := 0
-	for _, key := range sets.List(sets.KeySet(s.Data)) {
-		for _, msg := range validation.IsConfigMapKey(key) {
-			allErrs = append(allErrs, field.Invalid(dataPath.Key(key), key, msg))
-		}
-		totalSize += len(s.Data[key])
-	}
-	for _, key := range sets.List(sets.KeySet(s.StringData)) {
-		for _, msg := range validation.IsConfigMapKey(key) {
-			allErrs = append(allErrs, field.Invalid(field.NewPath("stringData").Key(key), key, msg))
-		}
+	bad, totalSize := keyProblems(s.Data, nil)
+	allErrs = appendKeyProblems(allErrs, dataPath, bad)
+	bad, _ = keyProblems(s.StringData, nil)
+	allErrs = appendKeyProblems(allErrs, field.NewPath("stringData"), bad)
+	for key, v := range s.StringData {
 		if _, inData := s.Data[key]; !inData {
-			totalSize += len(s.StringData[key])
+			totalSize += len(v)
 		}
 	}
 	if totalSize > corev1.MaxSecretSize {

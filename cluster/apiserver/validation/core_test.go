@@ -1,6 +1,9 @@
 package validation
 
 import (
+	"maps"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func TestConfigMap(t *testing.T) {
@@ -291,4 +297,69 @@ func TestEventsV1(t *testing.T) {
 func TestServiceAccount(t *testing.T) {
 	expectErrs(t, ValidateCreate(&corev1.ServiceAccount{ObjectMeta: meta("builder.v1")}))
 	expectErrs(t, ValidateCreate(&corev1.ServiceAccount{ObjectMeta: meta("Builder")}), "Invalid metadata.name")
+}
+
+// A ConfigMap's and a Secret's key errors are what checking every key in
+// key order gives (the way validation checked them before keyProblems),
+// error for error, however many keys are refused and in whatever order the
+// maps give them.
+func TestConfigMapKeysAsSorted(t *testing.T) {
+	keys := []string{"a", "b b", "..x", ".", "..", "", ".a", "a..", "-", "_", "Z9", "a/b", "ü", "k:1", "x\n",
+		strings.Repeat("k", 253), strings.Repeat("k", 254), strings.Repeat(".", 254)}
+	data, binary := map[string]string{}, map[string][]byte{}
+	secretData, stringData := map[string][]byte{}, map[string]string{}
+	for i, k := range keys {
+		for j := range 3 {
+			key := k + strings.Repeat("~", j%2) // "~" is refused too
+			data[key] = "v"
+			stringData[key] = "v"
+			if (i+j)%2 == 0 {
+				binary[key] = []byte("v")
+				secretData[key] = []byte("v")
+			}
+		}
+	}
+	asSorted := func(path string, m []string, dup func(string) bool) field.ErrorList {
+		var errs field.ErrorList
+		for _, key := range sets.List(sets.New(m...)) {
+			p := field.NewPath(path).Key(key)
+			for _, msg := range validation.IsConfigMapKey(key) {
+				errs = append(errs, field.Invalid(p, key, msg))
+			}
+			if dup != nil && dup(key) {
+				errs = append(errs, field.Invalid(p, key, "duplicate of key present in binaryData"))
+			}
+		}
+		return errs
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: meta("c"), Data: data, BinaryData: binary}
+	want := append(asSorted("data", slices.Collect(maps.Keys(data)), func(k string) bool { _, ok := binary[k]; return ok }),
+		asSorted("binaryData", slices.Collect(maps.Keys(binary)), nil)...)
+	for range 5 { // each walk of the maps is in another order
+		if got := ValidateCreate(cm); !reflect.DeepEqual(got, want) {
+			t.Fatalf("ConfigMap:\n got %v\nwant %v", got, want)
+		}
+	}
+	s := &corev1.Secret{ObjectMeta: meta("s"), Type: corev1.SecretTypeOpaque, Data: secretData, StringData: stringData}
+	want = append(asSorted("data", slices.Collect(maps.Keys(secretData)), nil),
+		asSorted("stringData", slices.Collect(maps.Keys(stringData)), nil)...)
+	for range 5 {
+		if got := ValidateCreate(s); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Secret:\n got %v\nwant %v", got, want)
+		}
+	}
+}
+
+// A key plainConfigMapKey accepts is one IsConfigMapKey accepts.
+func FuzzPlainConfigMapKey(f *testing.F) {
+	for _, k := range []string{"a", ".", "..", "..a", ".a", "a.b", "-_.", "", "a b", strings.Repeat("a", 253), strings.Repeat("a", 254)} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		if msgs := validation.IsConfigMapKey(key); plainConfigMapKey(key) && len(msgs) > 0 {
+			t.Fatalf("plainConfigMapKey(%q), but IsConfigMapKey says %v", key, msgs)
+		} else if !plainConfigMapKey(key) && len(msgs) == 0 {
+			t.Fatalf("IsConfigMapKey accepts %q, but plainConfigMapKey does not", key)
+		}
+	})
 }
