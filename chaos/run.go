@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,7 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kstep-dev/kstep/cluster/apiserver"
+	"github.com/kstep-dev/kstep/cluster/failpoint"
 	"github.com/kstep-dev/kstep/cluster/kubelet/hollowctl"
 	"github.com/kstep-dev/kstep/cluster/netfault"
 	"github.com/kstep-dev/kstep/cluster/provider"
@@ -901,41 +900,13 @@ func (r *run) setLink(ctx context.Context, f Fault, actor string, on bool) error
 }
 
 // setFailpoint arms f's failpoint on apiserver actor, or disarms it,
-// at the apiserver's FailpointPath (admin only).
+// at the apiserver's failpoint.Path (admin only).
 func (r *run) setFailpoint(ctx context.Context, f Fault, actor string, on bool) error {
 	fp := f.Failpoint
-	q := url.Values{}
-	if fp.Resource != "" {
-		q.Set("resource", fp.Resource)
-	}
-	method := http.MethodDelete
-	if on {
-		method = http.MethodPost
-		switch fp.Name {
-		case apiserver.FailpointFreezeWatchCache:
-			q.Set("for", f.Duration.Duration.String())
-		case apiserver.FailpointDropWatchEvent:
-			q.Set("userAgent", fp.UserAgent)
-			if fp.Count > 0 {
-				q.Set("count", strconv.Itoa(fp.Count))
-			}
-		}
-	}
-	u := strings.TrimSuffix(r.actor(actor).Endpoint, "/") + apiserver.FailpointPath + "/" + fp.Name + "?" + q.Encode()
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, method, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := r.admin.Do(req)
-	if err != nil {
+	c := failpoint.Client{HC: r.admin, Base: r.actor(actor).Endpoint}
+	a := failpoint.Arm{Name: fp.Name, Resource: fp.Resource, For: f.Duration.Duration, UserAgent: fp.UserAgent, Count: fp.Count}
+	if err := c.Set(ctx, a, on); err != nil {
 		return fmt.Errorf("failpoint %s of %s: %w", fp.Name, actor, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("failpoint %s of %s: %s: %s (is it started with --enable-failpoints?)", fp.Name, actor, resp.Status, strings.TrimSpace(string(body)))
 	}
 	return nil
 }

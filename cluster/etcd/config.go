@@ -74,9 +74,9 @@ type Config struct {
 	// the cluster's largest share, and is profiled like the rest.
 	EnablePprof bool
 
-	// PeerProxyListen, when set, runs the LinkPeer link proxy on this
+	// PeerProxyListen, when set, runs the netfault.LinkEtcdPeer link proxy on this
 	// address (the member's advertised peer address) in front of
-	// ListenPeerURLs[0]; ClientProxyListen the LinkClient link in front of
+	// ListenPeerURLs[0]; ClientProxyListen the netfault.LinkEtcdClient link in front of
 	// ListenClientURLs[0] (where the apiservers are pointed). Their control
 	// is at netfault.ControlPath on the client URLs (links.go).
 	PeerProxyListen   string
