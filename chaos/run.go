@@ -204,7 +204,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return fail("cluster up: %v", err)
 	}
 	if external {
-		if err := preflight(ctx, p, opts, sc, logf); err != nil {
+		if err := checkPermissions(ctx, p, opts, sc, logf); err != nil {
 			down()
 			if errors.Is(err, ErrNeedsPermission) {
 				return nil, err
