@@ -216,7 +216,7 @@ func (r *run) unfill(ctx context.Context, fr *FaultResult) error {
 	}
 	kept := time.Now()
 	res.HistoryReadMS = float64(r.history.KeptIn()) / float64(time.Millisecond)
-	rec, err := etcdadmin.Recover(ctx, r.etcd, rev, slog.New(slog.NewTextHandler(logWriter(r.logf), nil)))
+	rec, err := r.etcd.recover(ctx, rev, slog.New(slog.NewTextHandler(logWriter(r.logf), nil)))
 	res.Recovery = &rec
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
