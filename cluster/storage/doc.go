@@ -1,4 +1,10 @@
-// Package storage is the only code in kstep that talks to etcd.
+// Package storage is the apiservers' way to etcd: the only code in kstep
+// that reads or writes the keys objects are stored at. Others talk to etcd
+// for what etcd itself is, never for objects: the member
+// (cluster/etcd), the space and its NOSPACE recovery (cluster/etcdadmin,
+// which `kstep etcd recover` and the chaos engine run) and the chaos
+// engine's reads of the members' status, hashes and history
+// (chaos/etcd.go).
 //
 // It owns:
 //
