@@ -172,7 +172,7 @@ func fillText(buf []byte) string {
 }
 
 // unfill is an operator's recovery from NOSPACE: delete what filled the
-// quota, then compact, defragment and disarm (storage.Store.Recover, what
+// quota, then compact, defragment and disarm (etcdadmin.Recover, what
 // `kstep etcd recover` does). The engine first reads etcd's history up to
 // the compaction revision, which the compaction drops.
 func (r *run) unfill(ctx context.Context, fr *FaultResult) error {
