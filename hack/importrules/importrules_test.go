@@ -24,7 +24,7 @@ const module = "github.com/kstep-dev/kstep"
 type rule struct {
 	// doc is the doc.go that states the rule; says is words of it, the
 	// line they begin on is the one a failure names.
-	doc, says string
+	doc, says          string
 	pkgs, skip         []string
 	forbidden, allowed []string
 	deps               bool
@@ -271,4 +271,3 @@ func TestImportRules(t *testing.T) {
 		}
 	}
 }
-
