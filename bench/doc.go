@@ -23,13 +23,13 @@
 //
 // With the external provider (a cluster kstep does not run, external.go)
 // it records the cluster (version, nodes and their kinds), asks the
-// apiserver whether the credentials may do all the run does (Preflight, a
-// *PermissionError naming what they may not), labels all the job creates
+// apiserver whether the credentials may do all the run does (package
+// preflight: a *preflight.PermissionError names what they may not), labels all the job creates
 // with provider.RunLabel for the provider to remove, and measures the
 // steps visible from outside from the load generator's own watches
 // (loadgen.Options.Outside); the steps only a component sees are reported
-// not observable on this cluster. Preflight and Needs are also what `kstep
-// load --provider external` asks before its job. run.json's outside_view
+// not observable on this cluster. The same preflight is what `kstep
+// load --provider external` and kstep chaos ask before theirs. run.json's outside_view
 // records whether the outside view was taken (always on external, the
 // profile's outsideView elsewhere): what compare's cross view needs.
 //

@@ -25,6 +25,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	"github.com/kstep-dev/kstep/loadgen"
+	"github.com/kstep-dev/kstep/preflight"
 	"github.com/kstep-dev/kstep/results"
 )
 
@@ -150,7 +151,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 	var nodeKinds map[string]string
 	if external {
 		if nodeKinds, err = externalCluster(ctx, cs, rc.Host, p.Kubeconfig(), opts, prof, run, logf); err != nil {
-			var perm *PermissionError
+			var perm *preflight.PermissionError
 			if errors.As(err, &perm) {
 				// Nothing was created, and the credentials may not
 				// list what cleaning would look for.
@@ -325,7 +326,7 @@ func Run(ctx context.Context, prof *Profile, opts Options) (*results.Run, error)
 
 // externalCluster records the cluster the external provider reached (its
 // server, version, nodes and their kinds) in run, checks that the
-// credentials may do all the run does (a *PermissionError if not), and
+// credentials may do all the run does (a *preflight.PermissionError if not), and
 // waits for a Ready node. It returns each node's pod population.
 func externalCluster(ctx context.Context, cs kubernetes.Interface, server, kubeconfig string, opts Options, prof *Profile, run *results.Run, logf func(string, ...any)) (map[string]string, error) {
 	e := run.Cluster.External
@@ -343,12 +344,12 @@ func externalCluster(ctx context.Context, cs kubernetes.Interface, server, kubec
 	}
 	who := opts.Kubeconfig + " (context " + e.Context + ")"
 	pctx, cancel := context.WithTimeout(ctx, time.Minute)
-	err := Preflight(pctx, cs, who, Needs(&prof.Job))
+	err := preflight.Check(pctx, cs, who, preflight.Needs(&prof.Job))
 	cancel()
 	if err != nil {
 		return nil, err
 	}
-	logf("preflight: the credentials may do all the run needs (%d SelfSubjectAccessReviews)", len(Needs(&prof.Job)))
+	logf("preflight: the credentials may do all the run needs (%d SelfSubjectAccessReviews)", len(preflight.Needs(&prof.Job)))
 	if err := waitNodes(ctx, cs, 1, 3*time.Minute); err != nil {
 		return nil, err
 	}

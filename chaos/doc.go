@@ -40,20 +40,30 @@
 // recorded (analyze.go) and the invariant checkers (invariants.go) are pure
 // functions of recorded histories and an injected clock, tested on
 // constructed inputs; goroutines live only in Run and the observers it
-// starts (observe.go). etcd's history for the checks is replayed at the
-// end (etcdhistory.go): the apiservers' compaction is held during a run,
-// and the engine's own (a fill's recovery) keeps the history it drops.
+// starts (observe.go). Every request to etcd goes through one type,
+// etcdClient (etcd.go: the leader's poll and the targets' resolution, the
+// members' hashes, the replay of the history, a fill's recovery); nothing
+// else in the package holds an etcd client. etcd's history for the checks
+// is replayed at the end (etcdhistory.go, over etcdClient): the
+// apiservers' compaction is held during a run, and the engine's own (a
+// fill's recovery) keeps the history it drops.
 // The report renderers (report.go) write chaos.json,
 // chaos.md and chaos.html into a run directory.
 //
 // It owns: scenarios and their built-in set (scenarios/*.yaml), gates,
 // target resolution, measurements, invariants, the chaos report section.
-// It must not touch: the actors' packages or a concrete provider (it
-// reaches the cluster only through a cluster/provider.Provider — a process
-// inside an actor through Provider.Signal, never /proc — kubeconfigs,
-// client-go, etcd's client (and cluster/storage's space recovery over it),
-// and the HTTP controls actors serve themselves:
-// cluster/netfault's links, cluster/kubelet/hollowctl's kubelets),
-// results/ (it reads its types only), bench/ (it reuses its trace reader
-// and its permission preflight: Needs, needs.go).
+// It must never import the actors' packages (cluster/apiserver,
+// cluster/etcd, cluster/storage, cluster/controller/...,
+// cluster/scheduler/..., cluster/kubelet/... but its client hollowctl),
+// not even through another package, nor a concrete provider, nor bench or
+// results. It reaches the cluster only through a cluster/provider.Provider
+// (a process inside an actor through Provider.Signal, never /proc),
+// kubeconfigs, client-go, etcd's client (etcd.go, and
+// cluster/etcdadmin's NOSPACE recovery over it), and the HTTP controls
+// actors serve themselves, whose names and clients live with their
+// mechanism: cluster/netfault's links, cluster/failpoint's failpoints,
+// cluster/kubelet/hollowctl's kubelets. It shares with bench and kstep
+// load the permission preflight (package preflight; its own Needs,
+// needs.go, adds the scenario's accesses) and reads traces with
+// cluster/trace's reader.
 package chaos

@@ -3,11 +3,8 @@ package chaos
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kstep-dev/kstep/loadgen"
 )
@@ -18,7 +15,7 @@ import (
 // engine does itself (a fill fault's recovery) is preceded by Keep, which
 // reads the history up to the compaction revision and keeps it.
 type etcdHistory struct {
-	cli *clientv3.Client
+	etcd *etcdClient
 	// kept holds, for each checked prefix, the revisions at which it
 	// changed from revision 1 up to upTo (0: nothing kept).
 	kept map[string][]int64
@@ -49,11 +46,10 @@ var checkedPrefixes = []string{podsPrefix, setPrefix(WatchBeat), setPrefix(Watch
 // and keeps it; it returns that revision, the one to compact to.
 func (h *etcdHistory) Keep(ctx context.Context) (int64, error) {
 	start := time.Now()
-	resp, err := h.cli.Get(ctx, podsPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	rev, err := h.etcd.revision(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("etcd revision: %w", err)
+		return 0, err
 	}
-	rev := resp.Header.Revision
 	// The prefixes in parallel: each replay waits for etcd to say it has
 	// caught up.
 	got := make([][]int64, len(checkedPrefixes))
@@ -95,46 +91,8 @@ func (h *etcdHistory) revisions(ctx context.Context, prefix string, from, to int
 	if to < from {
 		return revs, nil
 	}
-	more, err := replay(ctx, h.cli, prefix, from, to)
+	more, err := h.etcd.replay(ctx, prefix, from, to)
 	return append(revs, more...), err
-}
-
-// replay replays etcd's events under prefix from revision from up to
-// revision to. The prefix need not change at to: once the watch has
-// delivered every event up to to, etcd's progress notification says so.
-func replay(ctx context.Context, cli *clientv3.Client, prefix string, from, to int64) ([]int64, error) {
-	revs := []int64{}
-	wctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), time.Minute)
-	defer cancel()
-	wch := cli.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(from))
-	// etcd answers a progress request only once the stream's watchers have
-	// caught up: ask until it does.
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case resp, ok := <-wch:
-			if !ok {
-				return nil, fmt.Errorf("etcd history of %s: revision %d not reached: %w", prefix, to, wctx.Err())
-			}
-			if err := resp.Err(); err != nil {
-				return nil, fmt.Errorf("etcd history of %s from %d: %w", prefix, from, err)
-			}
-			last := int64(0)
-			for _, e := range resp.Events {
-				if e.Kv.ModRevision > to {
-					return revs, nil
-				}
-				revs = append(revs, e.Kv.ModRevision)
-				last = e.Kv.ModRevision
-			}
-			if last == to || (resp.IsProgressNotify() && resp.Header.Revision >= to) {
-				return revs, nil
-			}
-		case <-tick.C:
-			_ = cli.RequestProgress(wctx)
-		}
-	}
 }
 
 // revisionsOf is etcd's history of the prefixes the writes touched, from

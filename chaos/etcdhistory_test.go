@@ -38,7 +38,7 @@ func TestEtcdHistoryKeptAcrossCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h := &etcdHistory{cli: cli}
+	h := &etcdHistory{etcd: &etcdClient{cli: cli}}
 	rev, err := h.Keep(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestEtcdHistoryKeptAcrossCompaction(t *testing.T) {
 		t.Errorf("Deployments (none): %v, %v", got, err)
 	}
 
-	fresh := &etcdHistory{cli: cli}
+	fresh := &etcdHistory{etcd: &etcdClient{cli: cli}}
 	if got, err := fresh.revisions(ctx, podsPrefix, 1, want[len(want)-1]); err == nil {
 		t.Errorf("replayed %v across a compaction with nothing kept: want an error", got)
 	}

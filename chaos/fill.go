@@ -15,7 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kstep-dev/kstep/cluster/storage"
+	"github.com/kstep-dev/kstep/cluster/etcdadmin"
 )
 
 // FillResult is what a fill fault wrote to reach etcd's space quota, and
@@ -40,7 +40,7 @@ type FillResult struct {
 	// lost-write and watch-gap checks: the engine's cost, not the cluster's.
 	HistoryReadMS float64 `json:"history_read_ms"`
 	// Recovery is the compaction, defragmentation and disarm.
-	Recovery *storage.Recovery `json:"recovery,omitempty"`
+	Recovery *etcdadmin.Recovery `json:"recovery,omitempty"`
 	// RecoveredMS is from the start of the recovery to the first probe
 	// write acknowledged after it.
 	RecoveredMS *float64 `json:"recovered_ms"`
@@ -78,7 +78,7 @@ func noSpace(err error) bool {
 // noSpaceAnswer is noSpace on an answer's status code and message.
 func noSpaceAnswer(code int32, msg string) bool {
 	return (code == http.StatusInsufficientStorage || code == http.StatusInternalServerError) &&
-		strings.Contains(msg, storage.ErrNoSpace.Error())
+		strings.Contains(msg, etcdadmin.ErrNoSpace.Error())
 }
 
 // fill writes incompressible ConfigMaps through the apiservers until one is
@@ -172,7 +172,7 @@ func fillText(buf []byte) string {
 }
 
 // unfill is an operator's recovery from NOSPACE: delete what filled the
-// quota, then compact, defragment and disarm (storage.Store.Recover, what
+// quota, then compact, defragment and disarm (etcdadmin.Recover, what
 // `kstep etcd recover` does). The engine first reads etcd's history up to
 // the compaction revision, which the compaction drops.
 func (r *run) unfill(ctx context.Context, fr *FaultResult) error {
@@ -216,8 +216,7 @@ func (r *run) unfill(ctx context.Context, fr *FaultResult) error {
 	}
 	kept := time.Now()
 	res.HistoryReadMS = float64(r.history.KeptIn()) / float64(time.Millisecond)
-	st := storage.NewStore(r.etcd, nil)
-	rec, err := st.Recover(ctx, rev, slog.New(slog.NewTextHandler(logWriter(r.logf), nil)))
+	rec, err := r.etcd.recover(ctx, rev, slog.New(slog.NewTextHandler(logWriter(r.logf), nil)))
 	res.Recovery = &rec
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)

@@ -10,31 +10,31 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kstep-dev/kstep/bench"
 	"github.com/kstep-dev/kstep/cluster/apiclient"
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/loadgen"
+	"github.com/kstep-dev/kstep/preflight"
 )
 
 // Needs is every access a scenario's run makes on a cluster kstep does not
-// run, for bench's preflight (kstep chaos asks before anything starts and
-// exits 2 naming what the credentials may not do): the load's (bench.Needs,
+// run, for the preflight (kstep chaos asks before anything starts and
+// exits 2 naming what the credentials may not do): the load's (preflight.Needs,
 // its cleanup's included), the probe's, the linearizability workload's and
 // the beat's ConfigMaps in their namespace, the observers' cluster-wide
 // lists and watches, and each fault's own requests.
-func Needs(sc *Scenario) []bench.Access {
-	out := bench.Needs(&sc.Load)
+func Needs(sc *Scenario) []preflight.Access {
+	out := preflight.Needs(&sc.Load)
 	for _, v := range []string{"create", "get", "list", "watch", "update"} {
-		out = append(out, bench.Access{Verb: v, Resource: "configmaps", Namespace: probeNamespace})
+		out = append(out, preflight.Access{Verb: v, Resource: "configmaps", Namespace: probeNamespace})
 	}
-	for _, r := range []bench.Access{{Resource: "pods"}, {Resource: "nodes"}, {Group: "apps", Resource: "replicasets"}} {
+	for _, r := range []preflight.Access{{Resource: "pods"}, {Resource: "nodes"}, {Group: "apps", Resource: "replicasets"}} {
 		for _, v := range []string{"list", "watch"} {
 			r.Verb = v
 			out = append(out, r)
 		}
 	}
-	out = append(out, bench.Access{Verb: "list", Resource: "events"},
-		bench.Access{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Namespace: metav1.NamespaceSystem})
+	out = append(out, preflight.Access{Verb: "list", Resource: "events"},
+		preflight.Access{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Namespace: metav1.NamespaceSystem})
 	kind := "replicasets"
 	if sc.Load.Object.Kind == loadgen.KindDeployment {
 		kind = "deployments"
@@ -48,27 +48,27 @@ func Needs(sc *Scenario) []bench.Access {
 		switch f.Action {
 		case ActionScale:
 			for _, ns := range sc.Load.Namespaces {
-				out = append(out, bench.Access{Verb: "patch", Group: "apps", Resource: kind, Subresource: "scale", Namespace: ns})
+				out = append(out, preflight.Access{Verb: "patch", Group: "apps", Resource: kind, Subresource: "scale", Namespace: ns})
 			}
 		case ActionDrain:
-			out = append(out, bench.Access{Verb: "patch", Resource: "nodes"},
-				bench.Access{Verb: "create", Resource: "pods", Subresource: "eviction"})
+			out = append(out, preflight.Access{Verb: "patch", Resource: "nodes"},
+				preflight.Access{Verb: "create", Resource: "pods", Subresource: "eviction"})
 		case ActionDeleteNode:
-			out = append(out, bench.Access{Verb: "delete", Resource: "nodes"})
+			out = append(out, preflight.Access{Verb: "delete", Resource: "nodes"})
 		case ActionDeletePod:
-			out = append(out, bench.Access{Verb: "delete", Resource: "pods"})
+			out = append(out, preflight.Access{Verb: "delete", Resource: "pods"})
 		}
 	}
 	return out
 }
 
-// ErrNeedsPermission wraps a preflight's *bench.PermissionError: the
+// ErrNeedsPermission wraps a preflight's *preflight.PermissionError: the
 // credentials may not do what the scenario does (kstep chaos exits 2).
 var ErrNeedsPermission = errors.New("the credentials may not do what the scenario needs")
 
-// preflight asks, before the run creates anything on an external cluster,
+// checkPermissions asks, before the run creates anything on an external cluster,
 // whether the credentials may do all of Needs(sc).
-func preflight(ctx context.Context, p provider.Provider, opts Options, sc *Scenario, logf func(string, ...any)) error {
+func checkPermissions(ctx context.Context, p provider.Provider, opts Options, sc *Scenario, logf func(string, ...any)) error {
 	cfg, err := apiclient.Config(ctx, p.Kubeconfig(), nil)
 	if err != nil {
 		return err
@@ -86,8 +86,8 @@ func preflight(ctx context.Context, p provider.Provider, opts Options, sc *Scena
 	needs := Needs(sc)
 	pctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	err = bench.Preflight(pctx, cs, opts.Kubeconfig+" (context "+kctx+")", needs)
-	var perm *bench.PermissionError
+	err = preflight.Check(pctx, cs, opts.Kubeconfig+" (context "+kctx+")", needs)
+	var perm *preflight.PermissionError
 	if errors.As(err, &perm) {
 		return fmt.Errorf("%w: %w", ErrNeedsPermission, err)
 	}

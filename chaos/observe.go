@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -57,7 +56,7 @@ func (r *recorder) lease(name, holder string) {
 const pollInterval = 100 * time.Millisecond
 
 // watchEtcdLeader samples the members' view of the leader until ctx ends.
-func (r *recorder) watchEtcdLeader(ctx context.Context, cli *clientv3.Client, p provider.Provider) {
+func (r *recorder) watchEtcdLeader(ctx context.Context, etcd *etcdClient, p provider.Provider) {
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
 	for {
@@ -68,7 +67,7 @@ func (r *recorder) watchEtcdLeader(ctx context.Context, cli *clientv3.Client, p 
 			}
 		}
 		sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		leader, err := etcdLeader(sctx, cli, members)
+		leader, err := etcd.leader(sctx, members)
 		cancel()
 		if err != nil {
 			leader = ""

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kstep-dev/kstep/cluster/apiserver"
+	"github.com/kstep-dev/kstep/cluster/failpoint"
 	"github.com/kstep-dev/kstep/cluster/kubelet/hollowctl"
 	"github.com/kstep-dev/kstep/cluster/netfault"
 	"github.com/kstep-dev/kstep/cluster/provider"
@@ -205,7 +201,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return fail("cluster up: %v", err)
 	}
 	if external {
-		if err := preflight(ctx, p, opts, sc, logf); err != nil {
+		if err := checkPermissions(ctx, p, opts, sc, logf); err != nil {
 			down()
 			if errors.Is(err, ErrNeedsPermission) {
 				return nil, err
@@ -242,7 +238,7 @@ type run struct {
 	// etcdControl reaches the etcd members' link control.
 	etcdControl *http.Client
 	cs          kubernetes.Interface
-	etcd        *clientv3.Client
+	etcd        *etcdClient
 	rec         *recorder
 	res         *resolver
 	logf        func(string, ...any)
@@ -294,25 +290,13 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	if err != nil {
 		return fail("%v", err)
 	}
-	var endpoints []string
-	for _, a := range p.Actors() {
-		if a.Role == provider.RoleEtcd {
-			endpoints = append(endpoints, strings.TrimPrefix(a.Endpoint, "http://"))
-		}
-	}
-	// An external cluster's etcd is not reachable: the checks that need
-	// it say so.
-	// A secure cluster's etcd takes kstep-etcd-admin's certificate, on
-	// its client URLs and its link control alike.
-	var etcd *clientv3.Client
-	etcdTLS, err := provider.EtcdAdminTLS(p.StateDir(), p.Actors())
+	// An external cluster's etcd is not reachable (etcd is nil): the
+	// checks that need it say so.
+	etcd, err := dialEtcd(p)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if len(endpoints) > 0 {
-		if etcd, err = clientv3.New(clientv3.Config{Endpoints: endpoints, TLS: etcdTLS, DialTimeout: 2 * time.Second, Logger: zap.NewNop()}); err != nil {
-			return fail("etcd client: %v", err)
-		}
+	if etcd != nil {
 		defer etcd.Close()
 	}
 	etcdControl, err := provider.EtcdControlClient(p.StateDir(), p.Actors())
@@ -331,7 +315,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 	r := &run{sc: sc, p: p, cs: cs, etcd: etcd, etcdControl: etcdControl, logf: logf, admin: admin,
 		rec: &recorder{now: time.Now, h: History{Leases: map[string][]LeaderSample{}, WritePeriod: writePeriod(sc.Probe.WriteQPS)}}}
 	r.res = &resolver{p: p, cs: cs, etcd: etcd}
-	r.history = &etcdHistory{cli: etcd}
+	r.history = &etcdHistory{etcd: etcd}
 
 	// Observers, until the end of the run.
 	octx, stopObservers := context.WithCancel(ctx)
@@ -636,7 +620,7 @@ func drive(ctx context.Context, sc *Scenario, opts Options, p provider.Provider,
 		CheckWatchOrdered(watchers), CheckWatchUnique(watchers), reliable, bookmarkable, resumable, CheckWatchIdle(watchers, windows), linInv}
 	rep.Notes = append(rep.Notes, WatchAtomicNote)
 	if etcd != nil {
-		rep.Invariants = append(rep.Invariants, CheckHashes(memberHashes(ctx, etcd, p)))
+		rep.Invariants = append(rep.Invariants, CheckHashes(etcd.hashes(ctx, p)))
 	} else {
 		rep.Notes = append(rep.Notes, InvHashKV+": not observable on this cluster (its etcd members are not reachable through the API)")
 	}
@@ -672,7 +656,7 @@ func (r *run) runSchedule(ctx context.Context, start time.Time) []FaultResult {
 			f := &out[st.Fault]
 			if st.Phase == Inject {
 				if st.Fault > 0 && r.etcd != nil {
-					r.hashs = append(r.hashs, withName(CheckHashes(memberHashes(ctx, r.etcd, r.p)), "before "+f.Name))
+					r.hashs = append(r.hashs, withName(CheckHashes(r.etcd.hashes(ctx, r.p)), "before "+f.Name))
 				}
 				r.snapshotContainers(ctx)
 				faultSample(r.watchers, f.Name)
@@ -901,41 +885,13 @@ func (r *run) setLink(ctx context.Context, f Fault, actor string, on bool) error
 }
 
 // setFailpoint arms f's failpoint on apiserver actor, or disarms it,
-// at the apiserver's FailpointPath (admin only).
+// at the apiserver's failpoint.Path (admin only).
 func (r *run) setFailpoint(ctx context.Context, f Fault, actor string, on bool) error {
 	fp := f.Failpoint
-	q := url.Values{}
-	if fp.Resource != "" {
-		q.Set("resource", fp.Resource)
-	}
-	method := http.MethodDelete
-	if on {
-		method = http.MethodPost
-		switch fp.Name {
-		case apiserver.FailpointFreezeWatchCache:
-			q.Set("for", f.Duration.Duration.String())
-		case apiserver.FailpointDropWatchEvent:
-			q.Set("userAgent", fp.UserAgent)
-			if fp.Count > 0 {
-				q.Set("count", strconv.Itoa(fp.Count))
-			}
-		}
-	}
-	u := strings.TrimSuffix(r.actor(actor).Endpoint, "/") + apiserver.FailpointPath + "/" + fp.Name + "?" + q.Encode()
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, method, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := r.admin.Do(req)
-	if err != nil {
+	c := failpoint.Client{HC: r.admin, Base: r.actor(actor).Endpoint}
+	a := failpoint.Arm{Name: fp.Name, Resource: fp.Resource, For: f.Duration.Duration, UserAgent: fp.UserAgent, Count: fp.Count}
+	if err := c.Set(ctx, a, on); err != nil {
 		return fmt.Errorf("failpoint %s of %s: %w", fp.Name, actor, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("failpoint %s of %s: %s: %s (is it started with --enable-failpoints?)", fp.Name, actor, resp.Status, strings.TrimSpace(string(body)))
 	}
 	return nil
 }
@@ -1183,54 +1139,6 @@ func finalState(ctx context.Context, cs kubernetes.Interface, namespaces []strin
 		}
 	}
 	return out, nil
-}
-
-// memberHashes asks every running member for its HashKV at one revision
-// (the current one of the first member), waiting for laggards.
-func memberHashes(ctx context.Context, cli *clientv3.Client, p provider.Provider) []MemberHash {
-	var members []provider.Actor
-	for _, a := range p.Actors() {
-		if a.Role == provider.RoleEtcd && a.Running() {
-			members = append(members, a)
-		}
-	}
-	if len(members) == 0 {
-		return nil
-	}
-	ep := func(a provider.Actor) string { return strings.TrimPrefix(a.Endpoint, "http://") }
-	var rev int64
-	for try := 0; try < 20 && rev == 0; try++ {
-		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		st, err := cli.Status(sctx, ep(members[0]))
-		cancel()
-		if err == nil {
-			rev = st.Header.Revision
-		} else {
-			sleep(ctx, 250*time.Millisecond)
-		}
-	}
-	var out []MemberHash
-	for _, m := range members {
-		h := MemberHash{Member: m.Name, Rev: rev}
-		var err error
-		for try := 0; try < 20; try++ {
-			sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			var resp *clientv3.HashKVResponse
-			resp, err = cli.HashKV(sctx, ep(m), rev)
-			cancel()
-			if err == nil {
-				h.Hash = resp.Hash
-				break
-			}
-			sleep(ctx, 250*time.Millisecond) // the member has not applied rev yet
-		}
-		if err != nil {
-			h.Err = err.Error()
-		}
-		out = append(out, h)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Member < out[j].Member })
-	return out
 }
 
 // readSteps reads the actors' trace events (every <actor>.jsonl in dir),

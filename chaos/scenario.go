@@ -13,8 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kstep-dev/kstep/cluster/apiserver"
-	"github.com/kstep-dev/kstep/cluster/etcd"
+	"github.com/kstep-dev/kstep/cluster/failpoint"
 	"github.com/kstep-dev/kstep/cluster/netfault"
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/loadgen"
@@ -63,7 +62,7 @@ const (
 	ActionFill Action = "fill"
 	// ActionFailpoint arms a failpoint (Fault.Failpoint) of the target
 	// apiservers for Duration, then disarms it: testing only, for apiservers
-	// started with --enable-failpoints (cluster/apiserver's FailpointPath).
+	// started with --enable-failpoints (cluster/failpoint.Path).
 	// The negative controls use it to prove the checkers can fail.
 	ActionFailpoint Action = "failpoint"
 )
@@ -372,9 +371,9 @@ func (f Fault) linkOf() string {
 		return f.Link.Link
 	}
 	if f.Target == TargetAPIServer || f.Target == TargetAPIServers {
-		return apiserver.LinkAPIServer
+		return netfault.LinkAPIServer
 	}
-	return etcd.LinkClient
+	return netfault.LinkEtcdClient
 }
 
 func (f Fault) validateFailpoint() error {
@@ -386,17 +385,17 @@ func (f Fault) validateFailpoint() error {
 	if f.Target != TargetAPIServer && f.Target != TargetAPIServers && !strings.HasPrefix(string(f.Target), string(TargetActorPrefix)) {
 		errs = append(errs, fmt.Errorf("target %s: failpoints are an apiserver's (%s, %s or actor:NAME)", f.Target, TargetAPIServer, TargetAPIServers))
 	}
-	if fp.Count < 0 || fp.Count > 100 {
-		errs = append(errs, fmt.Errorf("failpoint count %d: want 0 to 100", fp.Count))
+	if fp.Count < 0 || fp.Count > failpoint.MaxCount {
+		errs = append(errs, fmt.Errorf("failpoint count %d: want 0 to %d", fp.Count, failpoint.MaxCount))
 	}
 	switch fp.Name {
-	case apiserver.FailpointFreezeWatchCache:
-	case apiserver.FailpointDropWatchEvent:
+	case failpoint.FreezeWatchCache:
+	case failpoint.DropWatchEvent:
 		if fp.Resource == "" || fp.UserAgent == "" {
 			errs = append(errs, errors.New("failpoint drop-watch-event needs resource and userAgent"))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("failpoint %q: want %s or %s", fp.Name, apiserver.FailpointFreezeWatchCache, apiserver.FailpointDropWatchEvent))
+		errs = append(errs, fmt.Errorf("failpoint %q: want %s or %s", fp.Name, failpoint.FreezeWatchCache, failpoint.DropWatchEvent))
 	}
 	return errors.Join(errs...)
 }
@@ -420,10 +419,10 @@ func (f Fault) validateLink() error {
 	etcdTarget := strings.HasPrefix(string(f.Target), "etcd")
 	apiTarget := f.Target == TargetAPIServer || f.Target == TargetAPIServers
 	switch l := f.linkOf(); {
-	case etcdTarget && l != etcd.LinkClient && l != etcd.LinkPeer:
-		return fmt.Errorf("link %q on an etcd target: want %s or %s", l, etcd.LinkClient, etcd.LinkPeer)
-	case apiTarget && l != apiserver.LinkAPIServer:
-		return fmt.Errorf("link %q on an apiserver target: want %s", l, apiserver.LinkAPIServer)
+	case etcdTarget && l != netfault.LinkEtcdClient && l != netfault.LinkEtcdPeer:
+		return fmt.Errorf("link %q on an etcd target: want %s or %s", l, netfault.LinkEtcdClient, netfault.LinkEtcdPeer)
+	case apiTarget && l != netfault.LinkAPIServer:
+		return fmt.Errorf("link %q on an apiserver target: want %s", l, netfault.LinkAPIServer)
 	case !etcdTarget && !apiTarget && !strings.HasPrefix(string(f.Target), string(TargetActorPrefix)):
 		return fmt.Errorf("target %s has no links: links are into etcd members and apiservers", f.Target)
 	}

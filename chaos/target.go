@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -47,7 +45,7 @@ type resolved struct {
 type resolver struct {
 	p    provider.Provider
 	cs   kubernetes.Interface
-	etcd *clientv3.Client
+	etcd *etcdClient
 }
 
 func (r *resolver) byRole(role provider.Role, running bool) []provider.Actor {
@@ -78,7 +76,7 @@ func (r *resolver) resolveFor(ctx context.Context, a Action, t Target) (resolved
 	switch t {
 	case TargetEtcdLeader, TargetEtcdFollower, TargetEtcdQuorum:
 		members := r.byRole(provider.RoleEtcd, true)
-		leader, err := etcdLeader(ctx, r.etcd, members)
+		leader, err := r.etcd.leader(ctx, members)
 		if err != nil {
 			return resolved{}, err
 		}
@@ -229,32 +227,6 @@ func (r *resolver) nodesWithPods(ctx context.Context, keep func(string) bool) ([
 		return out[i] < out[j]
 	})
 	return out, nil
-}
-
-// etcdLeader asks every running member for its status and returns the
-// name of the member the others call leader.
-func etcdLeader(ctx context.Context, cli *clientv3.Client, members []provider.Actor) (string, error) {
-	byID := map[uint64]string{}
-	var leader uint64
-	var errs []error
-	for _, m := range members {
-		ep := strings.TrimPrefix(strings.TrimPrefix(m.Endpoint, "http://"), "https://")
-		sctx, cancel := context.WithTimeout(ctx, time.Second)
-		st, err := cli.Status(sctx, ep)
-		cancel()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", m.Name, err))
-			continue
-		}
-		byID[st.Header.MemberId] = m.Name
-		if st.Leader != 0 {
-			leader = st.Leader
-		}
-	}
-	if name, ok := byID[leader]; ok && leader != 0 {
-		return name, nil
-	}
-	return "", fmt.Errorf("etcd leader: %w: no member reports a leader it knows (%v)", ErrNoTarget, errors.Join(errs...))
 }
 
 func names(as []provider.Actor) []string {

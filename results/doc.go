@@ -42,7 +42,10 @@
 // runs (calibrate.go: each row's run-to-run noise and the smallest shift a
 // comparison can see, calibration.json); and change points over a history
 // (changepoint.go: E-divisive with a fixed-seed permutation test). It must
-// not talk to
-// a cluster or know how a run was produced (that is package bench); Push, to
-// a Pushgateway, is its only network call.
+// not talk to a cluster or run one (that is package bench); what it knows
+// of how a run was produced is what run.json records of it: the provider's
+// name and the cluster's shape (cluster/provider's Topology, the type it
+// imports for that and nothing else of a provider), compared
+// in topologyDiff (compare.go). Push, to a Pushgateway, is its only network
+// call.
 package results

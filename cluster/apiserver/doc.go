@@ -1,6 +1,7 @@
 // Package apiserver is kstep's API server: the one door every actor, kubectl
-// and client-go use, and the only code that reaches etcd (through
-// cluster/storage). It is stateless; any number run side by side.
+// and client-go use, and the only code that reaches the objects in etcd
+// (through cluster/storage; what else talks to etcd, and why, is in
+// cluster/storage's doc). It is stateless; any number run side by side.
 //
 // It owns the Kubernetes-compatible HTTP API for the resources of the
 // resources table (resources.go): discovery, OpenAPI, the verbs (create,
@@ -79,7 +80,11 @@
 // (--storage-media-type=application/json for values etcdctl can read); a
 // value in either medium is read (codec.go).
 // This package must not run any controller logic (replica counts,
-// scheduling, node health): those belong to the actors that watch it. The
-// one exception, until the namespace controller exists, is emptying a
-// deleted namespace (namespaces.go).
+// scheduling, node health): those belong to the actors that watch it.
+// Emptying a deleted namespace is the namespace controller's
+// (cluster/controller/namespace); namespaces.go only creates the system
+// namespaces, refuses writes into a namespace that is missing or
+// terminating, and lets a Namespace go once nothing holds it. The
+// failpoints it serves with Options.Failpoints (testing only) are named by
+// cluster/failpoint, and its link by cluster/netfault.
 package apiserver

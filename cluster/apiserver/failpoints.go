@@ -8,35 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// FailpointPath is where an apiserver started with Options.Failpoints
-// (testing only) takes its failpoints, admin only through RBAC like
-// netfault.ControlPath. They exist to prove that the chaos engine's
-// checkers fail when the apiserver breaks what they check:
-//
-//   - POST FailpointPath/freeze-watch-cache?for=2s[&resource=configmaps]
-//     freezes the watch caches (one resource's, or all): for that long they
-//     apply nothing from etcd and consistent LISTs are served from them
-//     without waiting until they are fresh — stale reads. DELETE thaws.
-//   - POST FailpointPath/drop-watch-event?resource=pods&userAgent=S[&count=1]
-//     drops the next count events (not bookmarks) of the watch streams of
-//     resource whose User-Agent contains S: each dropped event goes to no
-//     one of them. DELETE disarms.
-//
-// GET FailpointPath says what is armed.
-const FailpointPath = "/kstep/failpoints"
-
-// The failpoints.
-const (
-	FailpointFreezeWatchCache = "freeze-watch-cache"
-	FailpointDropWatchEvent   = "drop-watch-event"
-)
-
-// maxFailpointFor and maxFailpointCount bound one request's effect.
-const (
-	maxFailpointFor   = time.Minute
-	maxFailpointCount = 100
+	"github.com/kstep-dev/kstep/cluster/failpoint"
 )
 
 // failpoints is the armed state.
@@ -72,7 +45,7 @@ func (f *failpoints) dropEvent(resource, userAgent string) bool {
 
 func (s *Server) serveFailpoints(w http.ResponseWriter, r *http.Request) {
 	f := s.failpoints
-	name := strings.Trim(strings.TrimPrefix(r.URL.Path, FailpointPath), "/")
+	name := strings.Trim(strings.TrimPrefix(r.URL.Path, failpoint.Path), "/")
 	q := r.URL.Query()
 	bad := func(format string, a ...any) {
 		http.Error(w, "failpoints: "+fmt.Sprintf(format, a...), http.StatusBadRequest)
@@ -88,12 +61,12 @@ func (s *Server) serveFailpoints(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	switch {
 	case r.Method == http.MethodGet && name == "":
-	case name == FailpointFreezeWatchCache && (r.Method == http.MethodPost || r.Method == http.MethodDelete):
+	case name == failpoint.FreezeWatchCache && (r.Method == http.MethodPost || r.Method == http.MethodDelete):
 		d := time.Duration(0)
 		if r.Method == http.MethodPost {
 			var err error
-			if d, err = time.ParseDuration(q.Get("for")); err != nil || d <= 0 || d > maxFailpointFor {
-				bad("for=%q: want a duration in (0, %v]", q.Get("for"), maxFailpointFor)
+			if d, err = time.ParseDuration(q.Get("for")); err != nil || d <= 0 || d > failpoint.MaxFor {
+				bad("for=%q: want a duration in (0, %v]", q.Get("for"), failpoint.MaxFor)
 				return
 			}
 		}
@@ -103,12 +76,12 @@ func (s *Server) serveFailpoints(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.log.Warn("failpoint", "name", name, "for", d, "resource", resource)
-	case name == FailpointDropWatchEvent && r.Method == http.MethodPost:
+	case name == failpoint.DropWatchEvent && r.Method == http.MethodPost:
 		n := 1
 		if c := q.Get("count"); c != "" {
 			var err error
-			if n, err = strconv.Atoi(c); err != nil || n < 1 || n > maxFailpointCount {
-				bad("count=%q: want 1 to %d", c, maxFailpointCount)
+			if n, err = strconv.Atoi(c); err != nil || n < 1 || n > failpoint.MaxCount {
+				bad("count=%q: want 1 to %d", c, failpoint.MaxCount)
 				return
 			}
 		}
@@ -118,15 +91,15 @@ func (s *Server) serveFailpoints(w http.ResponseWriter, r *http.Request) {
 		}
 		f.drop[resource] = dropArm{UserAgent: q.Get("userAgent"), Left: n}
 		s.log.Warn("failpoint", "name", name, "resource", resource, "userAgent", q.Get("userAgent"), "count", n)
-	case name == FailpointDropWatchEvent && r.Method == http.MethodDelete:
+	case name == failpoint.DropWatchEvent && r.Method == http.MethodDelete:
 		if resource == "" {
 			clear(f.drop)
 		} else {
 			delete(f.drop, resource)
 		}
 	default:
-		http.Error(w, fmt.Sprintf("failpoints: GET %s, POST or DELETE %s/%s or %s/%s", FailpointPath, FailpointPath, FailpointFreezeWatchCache,
-			FailpointPath, FailpointDropWatchEvent), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("failpoints: GET %s, POST or DELETE %s/%s or %s/%s", failpoint.Path, failpoint.Path, failpoint.FreezeWatchCache,
+			failpoint.Path, failpoint.DropWatchEvent), http.StatusNotFound)
 		return
 	}
 	frozen := map[string]string{}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kstep-dev/kstep/cluster/apiserver"
+	fp "github.com/kstep-dev/kstep/cluster/failpoint"
 	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
@@ -25,7 +26,7 @@ func failpoint(t *testing.T, cfg *rest.Config, method, path string) (int, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest(method, strings.TrimSuffix(cfg.Host, "/")+apiserver.FailpointPath+path, nil)
+	req, _ := http.NewRequest(method, strings.TrimSuffix(cfg.Host, "/")+fp.Path+path, nil)
 	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kstep-dev/kstep/cluster/etcd"
-	"github.com/kstep-dev/kstep/cluster/storage"
+	"github.com/kstep-dev/kstep/cluster/etcdadmin"
 	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
@@ -106,7 +106,7 @@ func TestNoSpaceIsAClearError(t *testing.T) {
 
 	// Recovery (what kstep etcd recover runs): writes work again, nothing
 	// acknowledged is lost, the alarm is gone.
-	r, err := storage.NewStore(cli, nil).Recover(ctx, 0, slog.New(slog.DiscardHandler))
+	r, err := etcdadmin.Recover(ctx, cli, 0, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("recover: %v", err)
 	}

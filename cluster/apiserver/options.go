@@ -13,12 +13,12 @@ type Options struct {
 	Name string
 	// Listen is the host:port the HTTP server binds.
 	Listen string
-	// LinkListen, when set, runs the LinkAPIServer link proxy on this
+	// LinkListen, when set, runs the netfault.LinkAPIServer link proxy on this
 	// host:port in front of Listen (point the actors at it), controlled at
 	// netfault.ControlPath (admin only, through RBAC): how kstep faults
 	// actor → apiserver.
 	LinkListen string
-	// Failpoints, testing only, serves FailpointPath (failpoints.go).
+	// Failpoints, testing only, serves failpoint.Path (failpoints.go).
 	Failpoints bool
 	// EtcdServers are the client URLs of the etcd members.
 	EtcdServers []string

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"github.com/kstep-dev/kstep/cluster/failpoint"
 	"github.com/kstep-dev/kstep/cluster/netfault"
 	"sync/atomic"
 
@@ -220,8 +221,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle(netfault.ControlPath+"/", &s.links)
 	if s.opts.Failpoints {
 		s.failpoints = &failpoints{drop: map[string]dropArm{}}
-		mux.HandleFunc(FailpointPath, s.serveFailpoints)
-		mux.HandleFunc(FailpointPath+"/", s.serveFailpoints)
+		mux.HandleFunc(failpoint.Path, s.serveFailpoints)
+		mux.HandleFunc(failpoint.Path+"/", s.serveFailpoints)
 	}
 	mux.Handle("/openapi/", s.openapi)
 	mux.HandleFunc("/api", s.serveDiscovery)
@@ -401,7 +402,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("listen %s: %w", opts.Listen, err)
 	}
 	if opts.LinkListen != "" {
-		p, err := netfault.Listen(LinkAPIServer, opts.LinkListen, loopback(ln.Addr()), netfault.Senders{})
+		p, err := netfault.Listen(netfault.LinkAPIServer, opts.LinkListen, loopback(ln.Addr()), netfault.Senders{})
 		if err != nil {
 			ln.Close()
 			return err
@@ -416,10 +417,6 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	return s.Serve(ctx, ln)
 }
-
-// LinkAPIServer is the link in front of an apiserver (Options.LinkListen):
-// every actor's connection to it.
-const LinkAPIServer = "apiserver"
 
 // loopback is addr with an unspecified host replaced by 127.0.0.1.
 func loopback(addr net.Addr) string {

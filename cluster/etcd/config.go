@@ -9,6 +9,8 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/kstep-dev/kstep/cluster/etcdadmin"
 )
 
 // Initial cluster states, as etcd's --initial-cluster-state spells them.
@@ -74,9 +76,9 @@ type Config struct {
 	// the cluster's largest share, and is profiled like the rest.
 	EnablePprof bool
 
-	// PeerProxyListen, when set, runs the LinkPeer link proxy on this
+	// PeerProxyListen, when set, runs the netfault.LinkEtcdPeer link proxy on this
 	// address (the member's advertised peer address) in front of
-	// ListenPeerURLs[0]; ClientProxyListen the LinkClient link in front of
+	// ListenPeerURLs[0]; ClientProxyListen the netfault.LinkEtcdClient link in front of
 	// ListenClientURLs[0] (where the apiservers are pointed). Their control
 	// is at netfault.ControlPath on the client URLs (links.go).
 	PeerProxyListen   string
@@ -140,28 +142,6 @@ func DefaultConfig() Config {
 	}
 }
 
-// maxElectionTimeout is etcd's upper bound on the election timeout.
-const maxElectionTimeout = 50 * time.Second
-
-// ValidateTiming checks a Raft heartbeat interval and election timeout by
-// etcd's rules (an election timeout of at least five heartbeats, at most
-// 50 s) and that both are whole positive milliseconds, as etcd's flags
-// take them. hbName and elName are what the error calls the two: flag
-// names here, a profile's YAML keys in the harness.
-func ValidateTiming(hbName, elName string, hb, el time.Duration) error {
-	switch {
-	case hb <= 0 || el <= 0:
-		return fmt.Errorf("%s %v and %s %v must be positive", hbName, hb, elName, el)
-	case hb%time.Millisecond != 0 || el%time.Millisecond != 0:
-		return fmt.Errorf("%s %v and %s %v must be whole milliseconds", hbName, hb, elName, el)
-	case el < 5*hb:
-		return fmt.Errorf("%s %v is less than 5 × %s %v (etcd refuses it)", elName, el, hbName, hb)
-	case el > maxElectionTimeout:
-		return fmt.Errorf("%s %v is above etcd's limit of %v", elName, el, maxElectionTimeout)
-	}
-	return nil
-}
-
 // embedConfig maps c onto etcd's configuration and validates the result with
 // etcd's own rules, so flag errors read the way etcd users expect.
 func (c Config) embedConfig() (*embed.Config, error) {
@@ -171,7 +151,7 @@ func (c Config) embedConfig() (*embed.Config, error) {
 	if c.DataDir == "" {
 		return nil, fmt.Errorf("member %q: data dir is empty", c.Name)
 	}
-	if err := ValidateTiming("--heartbeat-interval", "--election-timeout", c.HeartbeatInterval, c.ElectionTimeout); err != nil {
+	if err := etcdadmin.ValidateTiming("--heartbeat-interval", "--election-timeout", c.HeartbeatInterval, c.ElectionTimeout); err != nil {
 		return nil, fmt.Errorf("member %q: %w", c.Name, err)
 	}
 

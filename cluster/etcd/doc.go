@@ -21,6 +21,10 @@
 // It does not own cluster topology: which members exist, their ports, data
 // directories and processes belong to cluster/provider (the plan) and its
 // implementations.
-// It is not an etcd client: only the apiserver (cluster/storage) talks to etcd,
-// and nothing here may read or write keys.
+// It is not an etcd client: nothing here may read or write keys (the
+// apiservers do, through cluster/storage). What is done to a running
+// cluster from outside it (its space, the NOSPACE recovery) and the timing
+// rules a topology is checked by are cluster/etcdadmin's, which a member's
+// Config uses too (etcdadmin.ValidateTiming); the links' names are
+// cluster/netfault's.
 package etcd

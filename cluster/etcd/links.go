@@ -16,22 +16,10 @@ import (
 )
 
 // The links a member hosts (netfault proxies, controlled at
-// netfault.ControlPath on the member's client URLs):
-//
-//   - LinkPeer, in front of its peer listener (Config.PeerProxyListen): the
-//     member advertises the proxy's address, so every raft message into
-//     it crosses the link, and the link knows which member sent each
-//     connection (peerSender). Cutting member M off its peers is a cut on
-//     M's own link (nothing gets into M) and a cut From M on every other
-//     member's (nothing M sends gets in): a member's raft traffic flows
-//     over connections either side dials.
-//   - LinkClient, in front of its client listener
-//     (Config.ClientProxyListen): the apiservers' --etcd-servers point at
-//     it, so a fault on it is a fault on apiserver → etcd.
-const (
-	LinkPeer   = "etcd-peer"
-	LinkClient = "etcd-client"
-)
+// netfault.ControlPath on the member's client URLs): netfault.LinkEtcdPeer
+// in front of its peer listener (Config.PeerProxyListen; the link knows
+// which member sent each connection: peerSender) and netfault.LinkEtcdClient
+// in front of its client listener (Config.ClientProxyListen).
 
 // startLinks starts the member's links, nil when it has none.
 func startLinks(cfg Config, ec *embed.Config) (*netfault.Links, error) {
@@ -44,7 +32,7 @@ func startLinks(cfg Config, ec *embed.Config) (*netfault.Links, error) {
 		var err error
 		target := loopbackTarget(ec.ListenPeerUrls[0])
 		if cfg.PeerTLS.Empty() {
-			p, err = netfault.Listen(LinkPeer, cfg.PeerProxyListen, target, peerSenders(cfg.InitialCluster))
+			p, err = netfault.Listen(netfault.LinkEtcdPeer, cfg.PeerProxyListen, target, peerSenders(cfg.InitialCluster))
 		} else {
 			p, err = peerTLSLink(cfg, target)
 		}
@@ -54,7 +42,7 @@ func startLinks(cfg Config, ec *embed.Config) (*netfault.Links, error) {
 		links.Add(p)
 	}
 	if cfg.ClientProxyListen != "" {
-		p, err := netfault.Listen(LinkClient, cfg.ClientProxyListen, loopbackTarget(ec.ListenClientUrls[0]), netfault.Senders{})
+		p, err := netfault.Listen(netfault.LinkEtcdClient, cfg.ClientProxyListen, loopbackTarget(ec.ListenClientUrls[0]), netfault.Senders{})
 		if err != nil {
 			links.Close()
 			return nil, fmt.Errorf("etcd member %s: %w", cfg.Name, err)
@@ -89,17 +77,17 @@ func peerTLSLink(cfg Config, target string) (*netfault.Proxy, error) {
 	info := cfg.PeerTLS.info()
 	server, err := info.ServerConfig()
 	if err != nil {
-		return nil, fmt.Errorf("link %s: %w", LinkPeer, err)
+		return nil, fmt.Errorf("link %s: %w", netfault.LinkEtcdPeer, err)
 	}
 	client, err := info.ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("link %s: %w", LinkPeer, err)
+		return nil, fmt.Errorf("link %s: %w", netfault.LinkEtcdPeer, err)
 	}
 	// HTTP/1.1 on both legs: etcd's peer transport does not ask for h2,
 	// and a link that let one leg negotiate it and not the other would
 	// forward bytes neither end could read.
 	server.NextProtos, client.NextProtos = nil, nil
-	return netfault.ListenTLS(LinkPeer, cfg.PeerProxyListen, target, server, client, certSenders(cfg.InitialCluster))
+	return netfault.ListenTLS(netfault.LinkEtcdPeer, cfg.PeerProxyListen, target, server, client, certSenders(cfg.InitialCluster))
 }
 
 // certSenders names a TLS peer connection's sender by its certificate's

@@ -23,8 +23,13 @@
 // would on a link that drops every segment), and delivers it when the rule
 // lifts, as retransmission would.
 //
-// The package knows bytes, connections and senders; it must not know etcd,
-// HTTP APIs beyond its own control, or what an actor is. Who a connection's
+// The links' names (links.go: LinkEtcdPeer, LinkEtcdClient, LinkAPIServer)
+// live here, with the mechanism, so that the actors that host a link and
+// the chaos engine that faults it share them without importing each other.
+//
+// The package knows bytes, connections, senders and the links' names; it
+// must not know etcd, HTTP APIs beyond its own control, or what an actor
+// is. Who a connection's
 // sender is (an etcd member, from its first request) is the caller's
 // Identify function; on a link that terminates TLS (ListenTLS: etcd's
 // peer URLs behind certificates) the caller's Senders.Conn names it from

@@ -41,8 +41,8 @@
 // clean` remove by.
 //
 // It must not import an implementation (provider/process, provider/docker,
-// provider/external)
-// or the actors' packages beyond cluster/etcd's timing rules and link
-// names: its contract with the actors is the kstep command line
-// that Plan writes and their health endpoints.
+// provider/external) or the actors' packages: the etcd timing rules a
+// Topology is checked by are cluster/etcdadmin's and the links' names
+// cluster/netfault's; its contract with the actors is the kstep command
+// line that Plan writes and their health endpoints.
 package provider

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/kstep-dev/kstep/cluster/etcd"
 	"github.com/kstep-dev/kstep/cluster/netfault"
 )
 
@@ -73,9 +72,9 @@ func updatePeerCut(ctx context.Context, hc *http.Client, m Actor, member string,
 	c := netfault.Client{HC: hc, Base: m.Endpoint}
 	var err error
 	if cut {
-		_, err = c.Update(ctx, etcd.LinkPeer, partitionRule(member, m.Name == member))
+		_, err = c.Update(ctx, netfault.LinkEtcdPeer, partitionRule(member, m.Name == member))
 	} else {
-		_, err = c.Remove(ctx, etcd.LinkPeer, partitionRule(member, false).Name)
+		_, err = c.Remove(ctx, netfault.LinkEtcdPeer, partitionRule(member, false).Name)
 	}
 	if errors.Is(err, netfault.ErrNoLink) {
 		return fmt.Errorf("no peer link (the cluster runs without linkProxies): %w", ErrUnsupported)

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/cpuset"
 
-	"github.com/kstep-dev/kstep/cluster/etcd"
+	"github.com/kstep-dev/kstep/cluster/etcdadmin"
 )
 
 // Topology is the shape of a kstep cluster: how many of each actor run, and
@@ -188,8 +188,9 @@ func DefaultActorProcs(t Topology, cpus int) int {
 }
 
 // Validate reports whether t describes a cluster a provider can start. The
-// etcd timing is checked by etcd's rules (etcd.ValidateTiming), a zero
-// field as the member's own default.
+// etcd timing is checked by etcd's rules (etcdadmin.ValidateTiming), a zero
+// field as the member's own default (etcdadmin.DefaultHeartbeatInterval,
+// DefaultElectionTimeout).
 func (t Topology) Validate() error {
 	switch {
 	case t.EtcdMembers < 1 || t.EtcdMembers > maxEtcdMembers:
@@ -214,15 +215,14 @@ func (t Topology) Validate() error {
 	case t.APIServers == 0 && t.ControllerManagers+t.Schedulers > 0:
 		return fmt.Errorf("controller-managers and schedulers need an apiserver: set apiservers ≥ 1 or run them with 0")
 	}
-	d := etcd.DefaultConfig()
 	hb, el := t.Etcd.HeartbeatInterval.Duration, t.Etcd.ElectionTimeout.Duration
 	if hb == 0 {
-		hb = d.HeartbeatInterval
+		hb = etcdadmin.DefaultHeartbeatInterval
 	}
 	if el == 0 {
-		el = d.ElectionTimeout
+		el = etcdadmin.DefaultElectionTimeout
 	}
-	if err := etcd.ValidateTiming("heartbeatInterval", "electionTimeout", hb, el); err != nil {
+	if err := etcdadmin.ValidateTiming("heartbeatInterval", "electionTimeout", hb, el); err != nil {
 		return fmt.Errorf("etcd: %w", err)
 	}
 	return nil

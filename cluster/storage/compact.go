@@ -7,6 +7,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kstep-dev/kstep/cluster/etcdadmin"
 )
 
 // CompactRevKey is the key every apiserver's compactor agrees through
@@ -100,7 +102,7 @@ func (s *Store) compactOnce(ctx context.Context, version, rev int64) (int64, int
 	if rev == 0 {
 		return version + 1, cur, false, nil // the first interval: nothing seen to compact to yet
 	}
-	if _, err := s.cli.Compact(actx, rev); err != nil && !isCompacted(err) {
+	if _, err := s.cli.Compact(actx, rev); err != nil && !etcdadmin.IsCompacted(err) {
 		return version + 1, cur, false, err
 	}
 	return version + 1, cur, true, nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/cluster/etcdadmin"
 	"github.com/kstep-dev/kstep/cluster/storage"
 	"github.com/kstep-dev/kstep/internal/testenv"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -88,7 +89,7 @@ func TestCompactorDefragments(t *testing.T) {
 		}
 	}
 	s := storage.NewStore(cli, nil)
-	space := func() storage.MemberSpace {
+	space := func() etcdadmin.MemberSpace {
 		ms, err := s.Space(bg)
 		if err != nil || len(ms) != 1 {
 			t.Fatalf("space: %v %v", ms, err)

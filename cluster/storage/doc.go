@@ -1,4 +1,10 @@
-// Package storage is the only code in kstep that talks to etcd.
+// Package storage is the apiservers' way to etcd: the only code in kstep
+// that reads or writes the keys objects are stored at. Others talk to etcd
+// for what etcd itself is, never for objects: the member
+// (cluster/etcd), the space and its NOSPACE recovery (cluster/etcdadmin,
+// which `kstep etcd recover` and the chaos engine run) and the chaos
+// engine's reads of the members' status, hashes and history
+// (chaos/etcd.go).
 //
 // It owns:
 //
@@ -53,11 +59,12 @@
 //     compact each interval, to the revision of one interval earlier; the
 //     compacting apiserver then defragments members whose file is mostly
 //     unused.
-//   - etcd's space (space.go): each member's file and in-use size, the
-//     NOSPACE alarms, and Recover (compact everything, defragment each
-//     member, disarm). A write refused for the space quota is ErrNoSpace,
-//     settled by reading back first, since etcd applies the write that
-//     crosses the quota and answers it NOSPACE all the same.
+//   - etcd's space (space.go): the store's view of cluster/etcdadmin's
+//     (each member's file and in-use size, the NOSPACE alarms; the
+//     recovery is etcdadmin.Recover, which `kstep etcd recover` and the
+//     chaos engine run). A write refused for the space quota is ErrNoSpace
+//     (etcdadmin's), settled by reading back first, since etcd applies the
+//     write that crosses the quota and answers it NOSPACE all the same.
 //
 // Storage knows keys, bytes, revisions and opaque decoded objects. It must not
 // know HTTP, Kubernetes API semantics (defaulting, validation, subresources),

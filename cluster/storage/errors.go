@@ -1,6 +1,10 @@
 package storage
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/kstep-dev/kstep/cluster/etcdadmin"
+)
 
 // Sentinel errors. Every error returned by this package that means one of
 // these wraps it, so callers test with errors.Is and map to API status codes.
@@ -18,9 +22,8 @@ var (
 	ErrCompacted = errors.New("revision compacted")
 	// ErrTooLarge: a revision asked for is newer than the store reached in time.
 	ErrTooLarge = errors.New("resource version too large")
-	// ErrNoSpace: etcd refused a write because its space quota is full (its
-	// NOSPACE alarm is raised); reads still work. Writes fail until the
-	// history is compacted, the members defragmented and the alarm
-	// disarmed. The message is etcd's own.
-	ErrNoSpace = errors.New("etcdserver: mvcc: database space exceeded")
+	// ErrNoSpace: etcd refused a write because its space quota is full
+	// (etcdadmin.ErrNoSpace, the same error: etcdadmin.Recover brings the
+	// writes back).
+	ErrNoSpace = etcdadmin.ErrNoSpace
 )

@@ -13,6 +13,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/kstep-dev/kstep/cluster/etcdadmin"
 )
 
 // Retry is how long the store waits for one etcd request, and for all of
@@ -284,7 +286,7 @@ func (s *Store) createdBy(ctx context.Context, key string, kv *mvccpb.KeyValue, 
 	}
 	resp, err := s.cli.Get(ctx, key, clientv3.WithRev(kv.CreateRevision))
 	if err != nil {
-		if isCompacted(err) {
+		if etcdadmin.IsCompacted(err) {
 			return 0, errNotOurs
 		}
 		return 0, err

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kstep-dev/kstep/internal/gopool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kstep-dev/kstep/cluster/etcdadmin"
+	"github.com/kstep-dev/kstep/internal/gopool"
 )
 
 // KV is one stored value and the revision that last modified it.
@@ -330,7 +332,7 @@ func (s *Store) List(ctx context.Context, prefix, startKey string, rev, limit in
 	}
 	resp, err := s.cli.Get(ctx, startKey, opts...)
 	if err != nil {
-		if isCompacted(err) {
+		if etcdadmin.IsCompacted(err) {
 			return ListResult{}, fmt.Errorf("list %s at %d: %w", prefix, rev, ErrCompacted)
 		}
 		if isFutureRev(err) {
@@ -380,10 +382,6 @@ func (s *Store) Revision(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return resp.Header.Revision, nil
-}
-
-func isCompacted(err error) bool {
-	return err == rpctypes.ErrCompacted || strings.Contains(err.Error(), rpctypes.ErrCompacted.Error())
 }
 
 func isFutureRev(err error) bool {

@@ -8,6 +8,8 @@
 // When the buffer is full the event is dropped and counted; any drop makes
 // a run invalid. A nil *Tracer is valid and records nothing.
 //
-// It must not know what an actor does with an object, nor read events back
-// (that is the harness's job).
+// It also reads a trace file back (read.go: Read, ReadFile, the one parser
+// of the format for every reader: bench and chaos). It must
+// not know what an actor does with an object, nor what a run makes of the
+// events it reads back (that is the harness's job).
 package trace

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kstep-dev/kstep/cluster/apiserver"
+	"github.com/kstep-dev/kstep/cluster/failpoint"
 	"github.com/kstep-dev/kstep/cluster/pki"
 )
 
@@ -43,8 +44,8 @@ stateless: several run side by side on the same etcd cluster.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Name, "name", opts.Name, "name of this apiserver in logs, metrics and step events")
 	f.StringVar(&opts.Listen, "listen", opts.Listen, "host:port to serve the API on")
-	f.StringVar(&opts.LinkListen, "link-listen", "", "run the "+apiserver.LinkAPIServer+" link proxy on this host:port in front of --listen (point the actors at it), controlled at "+netfault.ControlPath+": how kstep delays, loses or blackholes actor → apiserver traffic")
-	f.BoolVar(&opts.Failpoints, "enable-failpoints", false, "testing only: serve "+apiserver.FailpointPath+" (admin only): freeze the watch caches, drop watch events — how the chaos gate's negative controls break what its checkers check")
+	f.StringVar(&opts.LinkListen, "link-listen", "", "run the "+netfault.LinkAPIServer+" link proxy on this host:port in front of --listen (point the actors at it), controlled at "+netfault.ControlPath+": how kstep delays, loses or blackholes actor → apiserver traffic")
+	f.BoolVar(&opts.Failpoints, "enable-failpoints", false, "testing only: serve "+failpoint.Path+" (admin only): freeze the watch caches, drop watch events — how the chaos gate's negative controls break what its checkers check")
 	_ = f.MarkHidden("enable-failpoints")
 	f.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "comma-separated client URLs of the etcd members")
 	f.StringVar(&opts.EtcdCAFile, "etcd-cafile", "", "SSL Certificate Authority file used to secure etcd communication")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kstep-dev/kstep/bench"
 	"github.com/kstep-dev/kstep/cluster/provider"
+	"github.com/kstep-dev/kstep/preflight"
 	"github.com/kstep-dev/kstep/results"
 )
 
@@ -311,7 +312,7 @@ profile and provider).`,
 // what the run needs exit 2 (a usage error: other credentials fix it),
 // anything else 3.
 func benchFailed(err error) error {
-	var perm *bench.PermissionError
+	var perm *preflight.PermissionError
 	if errors.As(err, &perm) {
 		return usageError{err}
 	}

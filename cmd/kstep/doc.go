@@ -6,5 +6,9 @@
 // newRootCmd's list.
 //
 // It owns command-line parsing and process signals; what each command does
-// lives in the cluster/ packages, which must not import this one.
+// lives in the library packages, which must not import this one: the
+// actors and the providers under cluster/, the harness at the top level
+// (bench, chaos, loadgen, preflight, results). A command file holds the
+// wiring of its flags to them, and at most an operator's small procedure
+// over one of them (etcdrecover.go: cluster/etcdadmin.Recover).
 package main

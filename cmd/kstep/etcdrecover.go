@@ -11,7 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/kstep-dev/kstep/cluster/storage"
+	"github.com/kstep-dev/kstep/cluster/etcdadmin"
 )
 
 func newEtcdRecoverCmd() *cobra.Command {
@@ -62,11 +62,10 @@ Exit status: 0 recovered, 1 a step failed (named), 2 bad flags.`,
 				return fmt.Errorf("etcd client: %w", err)
 			}
 			defer cli.Close()
-			st := storage.NewStore(cli, nil)
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			r, err := st.Recover(ctx, 0, log)
+			r, err := etcdadmin.Recover(ctx, cli, 0, log)
 			out := cmd.OutOrStdout()
-			print := func(when string, ms []storage.MemberSpace) {
+			print := func(when string, ms []etcdadmin.MemberSpace) {
 				for _, m := range ms {
 					fmt.Fprintf(out, "%-6s %-28s db %8.1f MiB  in use %8.1f MiB  fragmented %3.0f%%  NOSPACE %v\n", when, m.Endpoint,
 						float64(m.DBSize)/(1<<20), float64(m.DBSizeInUse)/(1<<20), 100*m.Fragmentation(), m.NoSpace)

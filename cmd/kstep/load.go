@@ -17,6 +17,7 @@ import (
 	"github.com/kstep-dev/kstep/bench"
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/loadgen"
+	"github.com/kstep-dev/kstep/preflight"
 )
 
 // newLoadCmd is the load generator on its own, against any cluster: the
@@ -213,8 +214,8 @@ func (l *externalLoad) labels() map[string]string {
 
 // openExternal brings the external provider up for the load (the context
 // alone, the cluster answering) and asks the apiserver whether the
-// credentials may do all the job does (bench.Preflight over bench.Needs:
-// a *bench.PermissionError names what they may not). On an error nothing
+// credentials may do all the job does (preflight.Check over preflight.Needs:
+// a *preflight.PermissionError names what they may not). On an error nothing
 // was created, and the reduced kubeconfig is gone.
 func openExternal(ctx context.Context, kubeconfig, kubeContext string, job *loadgen.Job, log io.Writer) (*externalLoad, error) {
 	state, err := os.MkdirTemp("", "kstep-load-")
@@ -250,9 +251,9 @@ func openExternal(ctx context.Context, kubeconfig, kubeContext string, job *load
 	if raw, err := clientcmd.LoadFromFile(l.p.Kubeconfig()); err == nil {
 		who += " (context " + raw.CurrentContext + ")"
 	}
-	needs := bench.Needs(job)
+	needs := preflight.Needs(job)
 	pctx, cancel := context.WithTimeout(ctx, time.Minute)
-	err = bench.Preflight(pctx, l.cs, who, needs)
+	err = preflight.Check(pctx, l.cs, who, needs)
 	cancel()
 	if err != nil {
 		return fail(err)
