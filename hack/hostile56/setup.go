@@ -162,14 +162,18 @@ func (e *env) purge(kstep string) {
 	if err != nil {
 		r.status = "error: " + excerpt(err.Error(), 100)
 	}
-	left, _ := os.ReadDir(e.stateDir)
+	left, rerr := os.ReadDir(e.stateDir)
 	var names []string
 	nodes := false
 	for _, d := range left {
 		names = append(names, d.Name())
 		nodes = nodes || d.Name() == "nodes"
 	}
-	r.check = fmt.Sprintf("the state directory holds %q afterwards (nodes/: %v); kstep said %q", names, nodes, excerpt(lastLine(string(out)), 100))
+	r.check = fmt.Sprintf("the state directory holds %q afterwards (nodes/: %v)", names, nodes)
+	if os.IsNotExist(rerr) {
+		r.check = "the state directory is gone (nothing under nodes/)"
+	}
+	r.check += fmt.Sprintf("; kstep said %q", excerpt(lastLine(string(out)), 100))
 	r.held = err == nil && !nodes
 	if !r.held {
 		e.failed = true
