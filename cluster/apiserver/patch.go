@@ -117,35 +117,49 @@ func (q *request) patch() error {
 
 // apply is a server-side apply (application/apply-patch+yaml): the patch
 // merged into the live object by field ownership (managedfields.go), or,
-// when the object does not exist, the object it creates.
+// when the object does not exist, the object it creates. An apply that
+// loses the race to create it (another writer created it after this one
+// found it absent) applies to what the winner stored, as upstream's
+// GuaranteedUpdate does: not a 409 AlreadyExists.
 func (q *request) apply(data []byte) error {
 	if q.ri.Subresource == "scale" {
 		return apierrors.NewMethodNotSupported(q.gr(), "apply to scale")
 	}
 	q.applying = true
-	obj, err := q.mutate(q.ri.Name, q.ri.Subresource, func(cur runtime.Object) (runtime.Object, error) {
-		out, err := q.serverSideApply(q.res, cur, data)
-		if err != nil {
-			return nil, err
-		}
-		if err := q.checkNames(objectMeta(out)); err != nil {
-			return nil, err
-		}
-		return out, nil
-	})
-	if apierrors.IsNotFound(err) && q.ri.Subresource == "" {
-		created, aerr := q.serverSideApply(q.res, nil, data)
-		if aerr != nil {
-			return aerr
-		}
-		if err := q.checkNames(objectMeta(created)); err != nil {
+	for attempt := 0; ; attempt++ {
+		obj, err := q.mutate(q.ri.Name, q.ri.Subresource, func(cur runtime.Object) (runtime.Object, error) {
+			out, err := q.serverSideApply(q.res, cur, data)
+			if err != nil {
+				return nil, err
+			}
+			if err := q.checkNames(objectMeta(out)); err != nil {
+				return nil, err
+			}
+			return out, nil
+		})
+		if apierrors.IsNotFound(err) && q.ri.Subresource == "" {
+			created, aerr := q.serverSideApply(q.res, nil, data)
+			if aerr != nil {
+				return aerr
+			}
+			if err := q.checkNames(objectMeta(created)); err != nil {
+				return err
+			}
+			err = q.createObject(created, false)
+			if apierrors.IsAlreadyExists(err) && attempt < maxApplyCreateRaces {
+				continue // created meanwhile: apply to it
+			}
 			return err
 		}
-		return q.createObject(created, false)
+		if err != nil {
+			return err
+		}
+		q.s.writeObject(q.w, q.r, http.StatusOK, q.res, obj)
+		return nil
 	}
-	if err != nil {
-		return err
-	}
-	q.s.writeObject(q.w, q.r, http.StatusOK, q.res, obj)
-	return nil
 }
+
+// maxApplyCreateRaces bounds how often one apply finds its object absent
+// and then loses the race to create it (it was deleted again meanwhile
+// each time).
+const maxApplyCreateRaces = 5
