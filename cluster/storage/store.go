@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kstep-dev/kstep/internal/gopool"
+	"github.com/kstep-dev/kstep/internal/util/gopool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
