@@ -72,14 +72,16 @@ type Cond interface {
 
 // A PollOption changes how Eventually polls.
 type PollOption func(*polling)
+
 type polling struct{ every time.Duration }
 
 // Every polls every d instead of every 50 ms (a state that holds only for
 // a moment is seen by a faster poll).
 func Every(d time.Duration) PollOption { return func(p *polling) { p.every = d } }
 
-// Eventually polls cond until it holds, and returns how long that took; it
-// fails t when timeout passes first, with what cond said last.
+// Eventually polls cond every 50 ms (or as opts say) until it holds, and
+// returns how long that took; it fails t when timeout passes first, with
+// what cond said last.
 func Eventually[C Cond](t testing.TB, timeout time.Duration, what string, cond C, opts ...PollOption) time.Duration {
 	t.Helper()
 	p := polling{every: 50 * time.Millisecond}
