@@ -10,7 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -162,7 +164,7 @@ spec:
 // an item: admission reads that cache.
 func testWaitCached(t *testing.T, e *env, path string) {
 	t.Helper()
-	eventually(t, path+" cached", func() error {
+	testenv.Eventually(t, 10*time.Second, path+" cached", func() error {
 		b, err := e.cs.RESTClient().Get().AbsPath(path).Param("resourceVersion", "0").DoRaw(ctxT(t))
 		if err == nil && !strings.Contains(string(b), `"items":[{`) {
 			err = fmt.Errorf("no item yet")
@@ -259,7 +261,7 @@ spec:
 	if len(pods.Items) == 5 {
 		_ = e.cs.CoreV1().Pods("race").Delete(ctx, pods.Items[0].Name, metav1.DeleteOptions{})
 	}
-	eventually(t, "a create after a delete", func() error {
+	testenv.Eventually(t, 10*time.Second, "a create after a delete", func() error {
 		_, err := e.cs.CoreV1().Pods("race").Create(context.Background(), testPod("after"), metav1.CreateOptions{})
 		return err
 	})

@@ -101,16 +101,6 @@ func wantCode(t *testing.T, what string, err error, code int32) {
 	}
 }
 
-// eventually retries fn until it succeeds: RBAC answers from the watch
-// cache, which sees a new binding a moment after its write.
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 10*time.Second, what, func() (bool, error) {
-		err := fn()
-		return err == nil, err
-	})
-}
-
 func TestAuthentication(t *testing.T) {
 	e := newSecureEnv(t)
 	anon := e.api.Config
@@ -241,7 +231,7 @@ func TestRBAC(t *testing.T) {
 	if _, err := e.admin.RbacV1().RoleBindings("team").Create(ctx, rb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "alice lists pods in team", func() error {
+	testenv.Eventually(t, 10*time.Second, "alice lists pods in team", func() error {
 		_, err := alice.CoreV1().Pods("team").List(ctx, metav1.ListOptions{})
 		return err
 	})
@@ -272,14 +262,14 @@ func TestRBAC(t *testing.T) {
 	if _, err := e.admin.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "team-a creates pods in default", func() error {
+	testenv.Eventually(t, 10*time.Second, "team-a creates pods in default", func() error {
 		_, err := alice.CoreV1().Pods("default").Create(ctx, testPod("by-alice"), metav1.CreateOptions{})
 		return err
 	})
 	if err := e.admin.RbacV1().ClusterRoleBindings().Delete(ctx, "team-a-admin", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "team-a loses cluster-admin", func() error {
+	testenv.Eventually(t, 10*time.Second, "team-a loses cluster-admin", func() error {
 		_, err := alice.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 		if apierrors.IsForbidden(err) {
 			return nil
@@ -411,7 +401,7 @@ func TestNodeAuthorizerAndRestriction(t *testing.T) {
 	wantCode(t, "n1 lists every pod", err, 403)
 	_, err = n1.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=n2"})
 	wantCode(t, "n1 watches n2's pods", err, 403)
-	eventually(t, "n1 reads its pod", func() error {
+	testenv.Eventually(t, 10*time.Second, "n1 reads its pod", func() error {
 		_, err := n1.CoreV1().Pods("default").Get(ctx, "mine", metav1.GetOptions{})
 		return err
 	})
@@ -451,7 +441,7 @@ func TestNodeAuthorizerAndRestriction(t *testing.T) {
 	if _, err := e.admin.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "n1 reads a ConfigMap its pod uses", func() error {
+	testenv.Eventually(t, 10*time.Second, "n1 reads a ConfigMap its pod uses", func() error {
 		_, err := n1.CoreV1().ConfigMaps("default").Get(ctx, "used", metav1.GetOptions{})
 		return err
 	})

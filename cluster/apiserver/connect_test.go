@@ -190,7 +190,7 @@ func TestPodLogProxiedToKubelet(t *testing.T) {
 	ctx := ctxT(t)
 
 	var body []byte
-	eventually(t, "pods/log through the kubelet", func() error {
+	testenv.Eventually(t, 10*time.Second, "pods/log through the kubelet", func() error {
 		var err error
 		body, err = e.admin.CoreV1().Pods("default").GetLogs("web", &corev1.PodLogOptions{TailLines: ptr.To[int64](5), Timestamps: true, SinceSeconds: ptr.To[int64](30), LimitBytes: ptr.To[int64](1000)}).DoRaw(ctx)
 		return err
@@ -282,7 +282,7 @@ func TestNodeProxy(t *testing.T) {
 	admin := e.certClientConfig(pki.AdminUser, pki.MastersGroup)
 	var code int
 	var body string
-	eventually(t, "nodes/proxy", func() error {
+	testenv.Eventually(t, 10*time.Second, "nodes/proxy", func() error {
 		if code, body = send(t, admin, "GET", "/api/v1/nodes/node-p/proxy/stats/summary?only_cpu_and_memory=true", nil); code != 200 {
 			return fmt.Errorf("%d %s", code, body)
 		}
@@ -304,7 +304,7 @@ func TestNodeProxy(t *testing.T) {
 		t.Errorf("alice without nodes/proxy: %d %s", code, body)
 	}
 	grant(t, e.secureEnv, "alice", rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"nodes/proxy"}})
-	eventually(t, "alice's nodes/proxy", func() error {
+	testenv.Eventually(t, 10*time.Second, "alice's nodes/proxy", func() error {
 		if code, body = send(t, alice, "GET", "/api/v1/nodes/node-p/proxy/healthz", nil); code != 200 {
 			return fmt.Errorf("%d %s", code, body)
 		}
@@ -339,7 +339,7 @@ func TestNodeProxy(t *testing.T) {
 		}
 	}
 	grant(t, e.secureEnv, "alice", rbacv1.PolicyRule{Verbs: []string{"create"}, APIGroups: []string{""}, Resources: []string{"nodes/proxy"}})
-	eventually(t, "alice's create nodes/proxy", func() error {
+	testenv.Eventually(t, 10*time.Second, "alice's create nodes/proxy", func() error {
 		if code, body = send(t, alice, "GET", "/api/v1/nodes/node-p/proxy/exec/default/p/app?command=ls", upgrade); code != 101 {
 			return fmt.Errorf("%d %s", code, body)
 		}
@@ -428,7 +428,7 @@ func TestExecThroughKubelet(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	eventually(t, "exec over SPDY", func() error {
+	testenv.Eventually(t, 10*time.Second, "exec over SPDY", func() error {
 		stdout.Reset()
 		stderr.Reset()
 		return exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: strings.NewReader("typed in"), Stdout: &stdout, Stderr: &stderr})
@@ -472,7 +472,7 @@ func TestConnectRBAC(t *testing.T) {
 	e.boundPod("default", "web", "node-r", "app")
 	bob := e.pki.TokenConfig(e.api.Config, "bob-token")
 	grant(t, e.secureEnv, "bob", rbacv1.PolicyRule{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"pods"}})
-	eventually(t, "bob's get pods", func() error {
+	testenv.Eventually(t, 10*time.Second, "bob's get pods", func() error {
 		if code, body := send(t, bob, "GET", "/api/v1/namespaces/default/pods/web", nil); code != 200 {
 			return fmt.Errorf("%d %s", code, body)
 		}
@@ -497,7 +497,7 @@ func TestConnectRBAC(t *testing.T) {
 
 	// get on pods/exec is not enough for a GET upgrade: it needs create.
 	grant(t, e.secureEnv, "bob", rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods/exec", "pods/log"}})
-	eventually(t, "bob's pods/log", func() error {
+	testenv.Eventually(t, 10*time.Second, "bob's pods/log", func() error {
 		if code, body := send(t, bob, "GET", "/api/v1/namespaces/default/pods/web/log", nil); code == 403 {
 			return fmt.Errorf("%d %s", code, body)
 		}
@@ -511,7 +511,7 @@ func TestConnectRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "bob's exec with get and create", func() error {
+	testenv.Eventually(t, 10*time.Second, "bob's exec with get and create", func() error {
 		var out bytes.Buffer
 		if err := ex.StreamWithContext(ctxT(t), remotecommand.StreamOptions{Stdout: &out, Stderr: io.Discard}); err != nil {
 			return err
@@ -598,7 +598,7 @@ func TestSubjectAccessReview(t *testing.T) {
 		t.Fatalf("carol before her role: %+v %v", r, err)
 	}
 	grant(t, e, "carol", rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}})
-	eventually(t, "carol allowed", func() error {
+	testenv.Eventually(t, 10*time.Second, "carol allowed", func() error {
 		r, err := sar(e.admin, authorizationv1.SubjectAccessReviewSpec{User: "carol", ResourceAttributes: podsGet})
 		if err != nil {
 			return err
@@ -697,7 +697,7 @@ func TestMetricsAPI(t *testing.T) {
 
 	get := func(path string, into any) {
 		t.Helper()
-		eventually(t, path, func() error {
+		testenv.Eventually(t, 10*time.Second, path, func() error {
 			p, q, _ := strings.Cut(path, "?")
 			req := e.admin.RESTClient().Get().AbsPath(p)
 			if q != "" {
@@ -761,7 +761,7 @@ func TestMetricsAPI(t *testing.T) {
 		t.Errorf("alice's pod metrics without RBAC: %d %s", code, body)
 	}
 	grant(t, e.secureEnv, "alice", rbacv1.PolicyRule{Verbs: []string{"list"}, APIGroups: []string{"metrics.k8s.io"}, Resources: []string{"pods"}})
-	eventually(t, "alice's pod metrics", func() error {
+	testenv.Eventually(t, 10*time.Second, "alice's pod metrics", func() error {
 		if code, body := send(t, alice, "GET", "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods", nil); code != 200 {
 			return fmt.Errorf("%d %s", code, body)
 		}

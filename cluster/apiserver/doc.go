@@ -34,8 +34,8 @@
 // the object is written. Around every request: the audit log (audit.go) and the
 // max-in-flight filter with its reserved system lane (inflight.go), which
 // also runs every request that counts in a lane (all but watches and the
-// connect subresources) on a worker of internal/gopool, whose stack earlier
-// requests grew, instead of net/http's new goroutine per request.
+// connect subresources) on a worker of internal/util/gopool, whose stack
+// earlier requests grew, instead of net/http's new goroutine per request.
 // Authentication (authn.go: TLS client certificates, bearer tokens),
 // impersonation (impersonation.go, authorized by RBAC's impersonate verb)
 // and authorization (authz.go; rbac.go and node_authz.go answer from the

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kstep-dev/kstep/cluster/apiserver"
 	"github.com/kstep-dev/kstep/cluster/pki"
@@ -108,7 +109,7 @@ func TestImpersonationWithKubectl(t *testing.T) {
 	}
 	run(admin, "apply", "-f", f)
 	run(admin, "run", "r", "-n", "team", "--image=registry.kstep.local/app:v1")
-	eventually(t, "the admin --as bob lists pods", func() error {
+	testenv.Eventually(t, 10*time.Second, "the admin --as bob lists pods", func() error {
 		if out, err := admin("--as=bob", "get", "pods"); err != nil {
 			return errors.New(out)
 		}
@@ -199,7 +200,7 @@ func TestImpersonationWithKubectl(t *testing.T) {
 		ObjectRef        struct{ Resource, Namespace, Name string }
 		ResponseStatus   struct{ Code int }
 	}
-	eventually(t, "the audit events of impersonated requests", func() error {
+	testenv.Eventually(t, 10*time.Second, "the audit events of impersonated requests", func() error {
 		f, err := os.Open(auditPath)
 		if err != nil {
 			return err
@@ -220,7 +221,7 @@ func TestImpersonationWithKubectl(t *testing.T) {
 			case ev.User.Username == pki.AdminUser && as != nil && as.Username == "bob" && ev.Verb == "delete" && ev.ResponseStatus.Code == 403:
 				deniedDelete = true
 			case ev.User.Username == "alice" && as == nil && ev.Verb == "list" && ev.ResponseStatus.Code == 403:
-				refusedCarol = true // alice's own list, or her refused impersonations
+				refusedCarol = true
 			}
 		}
 		if !servedAsBob || !refusedCarol || !deniedDelete {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kstep-dev/kstep/internal/gopool"
+	"github.com/kstep-dev/kstep/internal/util/gopool"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

@@ -145,7 +145,7 @@ func TestAuditLog(t *testing.T) {
 		RequestObject                                             json.RawMessage
 	}
 	var got *event
-	eventually(t, "the audit event", func() error {
+	testenv.Eventually(t, 10*time.Second, "the audit event", func() error {
 		f, err := os.Open(path)
 		if err != nil {
 			return err

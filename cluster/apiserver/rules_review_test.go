@@ -5,8 +5,10 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kstep-dev/kstep/cluster/pki"
+	"github.com/kstep-dev/kstep/internal/testenv"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -39,7 +41,7 @@ func canIEnv(t *testing.T) *secureEnv {
 		t.Fatal(err)
 	}
 	// RBAC answers from its watch caches: wait until they hold the binding.
-	eventually(t, "the builder binding in RBAC", func() error {
+	testenv.Eventually(t, 10*time.Second, "the builder binding in RBAC", func() error {
 		r, err := e.admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: builderSA, ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods", Namespace: "team"}}}, metav1.CreateOptions{})
 		if err == nil && !r.Status.Allowed {
@@ -194,7 +196,7 @@ func TestLocalSubjectAccessReview(t *testing.T) {
 	_, err = lsar(bob, "team", &authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods", Namespace: "team"})
 	wantCode(t, "bob asks in team", err, 403)
 	grant(t, e, "bob", rbacv1.PolicyRule{Verbs: []string{"create"}, APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"localsubjectaccessreviews"}})
-	eventually(t, "bob may ask", func() error {
+	testenv.Eventually(t, 10*time.Second, "bob may ask", func() error {
 		r, err := lsar(bob, "team", &authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods", Namespace: "team"})
 		if err == nil && !r.Status.Allowed {
 			t.Errorf("bob's review: %+v, want allowed", r.Status)
@@ -241,7 +243,7 @@ func TestTokenReview(t *testing.T) {
 	if _, err := e.admin.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "bob delegates", func() error {
+	testenv.Eventually(t, 10*time.Second, "bob delegates", func() error {
 		r, err := review(e.tokenClient("bob-token"), "alice-token")
 		if err == nil && r.Status.User.Username != "alice" {
 			t.Errorf("bob's review of alice's token: %+v", r.Status)

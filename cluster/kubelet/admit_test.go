@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -27,12 +28,12 @@ func rejected(p *corev1.Pod) bool {
 // host IP and protocol rules hold; the port is free again once its holder
 // is gone.
 func TestAdmitHostPorts(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	startHollow(t, c, "node-h", nil, nil)
 	createPod(t, c, newPod("race-1", "node-h", withHostPort("", "", 8080)))
 	createPod(t, c, newPod("race-2", "node-h", withHostPort("", "", 8080)))
 	var winner, loser string
-	waitFor(t, 10*time.Second, "one racer Running, the other rejected", func() (bool, error) {
+	testenv.Eventually(t, 10*time.Second, "one racer Running, the other rejected", func() (bool, error) {
 		a, err := getPod(c, "race-1")
 		if err != nil {
 			return false, err
@@ -50,7 +51,7 @@ func TestAdmitHostPorts(t *testing.T) {
 			return false, nil
 		}
 		return true, nil
-	})
+	}, fastPoll)
 	l, _ := getPod(c, loser)
 	if l.Status.StartTime != nil || len(l.Status.ContainerStatuses) > 0 {
 		t.Errorf("the rejected pod ran: %+v", l.Status)
@@ -66,13 +67,13 @@ func TestAdmitHostPorts(t *testing.T) {
 	waitPod(t, c, "specific-ip", 10*time.Second, "rejected (0.0.0.0 holds the port on every IP)", rejected)
 	waitPod(t, c, "other-port", 10*time.Second, "ready", podReady)
 
-	if err := c.cs.CoreV1().Pods("default").Delete(context.Background(), winner, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+	if err := c.Client.CoreV1().Pods("default").Delete(context.Background(), winner, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, winner+" gone", func() (bool, error) {
+	testenv.Eventually(t, 10*time.Second, winner+" gone", func() (bool, error) {
 		_, err := getPod(c, winner)
 		return err != nil, nil
-	})
+	}, fastPoll)
 	createPod(t, c, newPod("after", "node-h", withHostPort("", "", 8080)))
 	waitPod(t, c, "after", 10*time.Second, "ready once the holder is gone", podReady)
 }

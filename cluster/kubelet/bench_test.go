@@ -14,6 +14,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/kubelet/cri"
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 // BenchmarkHollowNodeHeap measures the heap one idle hollow node costs
@@ -25,10 +26,10 @@ import (
 //	go test -run '^$' -bench HollowNodeHeap -benchtime 1x ./cluster/kubelet/
 func BenchmarkHollowNodeHeap(b *testing.B) {
 	const nodes = 200
-	c := startCluster(b)
+	c := testenv.StartCluster(b)
 	for i := 0; i < b.N; i++ {
 		base := heapInuse()
-		f := startFleet(b, c.cfg, nodes, simruntime.Config{})
+		f := startFleet(b, c.API.Config, nodes, simruntime.Config{})
 		time.Sleep(3 * time.Second) // leases, a relist or two, status
 		per := float64(heapInuse()-base) / nodes
 		f.stop()
@@ -79,13 +80,13 @@ func bufconnHeap(b *testing.B, n int) float64 {
 //	go test -run '^$' -bench PodsToReady -benchtime 1000x ./cluster/kubelet/
 func BenchmarkPodsToReady(b *testing.B) {
 	const nodes = 20
-	c := startCluster(b)
-	startFleet(b, c.cfg, nodes, simruntime.Config{})
-	ready := readyCounter(b, c.cs)
+	c := testenv.StartCluster(b)
+	startFleet(b, c.API.Config, nodes, simruntime.Config{})
+	ready := readyCounter(b, c.Client)
 	b.ResetTimer()
 	start := time.Now()
-	createPods(b, c.cs, "bench", b.N, nodes)
-	waitFor(b, 5*time.Minute, "pods Ready", func() (bool, error) { return ready.Load() >= int64(b.N), nil })
+	createPods(b, c.Client, "bench", b.N, nodes)
+	testenv.Eventually(b, 5*time.Minute, "pods Ready", func() (bool, error) { return ready.Load() >= int64(b.N), nil }, fastPoll)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "pods/s")
 }

@@ -14,14 +14,15 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 // withRecorder gives the kubelet a real client-go recorder writing to the
 // test's apiserver, as `kstep hollow-nodes` does: the Events are named,
 // counted and patched by client-go's own code.
-func withRecorder(t *testing.T, c *cluster, node string) func(*Config) {
+func withRecorder(t *testing.T, c *testenv.Cluster, node string) func(*Config) {
 	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.cs.CoreV1().Events("")})
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
 	t.Cleanup(b.Shutdown)
 	return func(cfg *Config) {
 		cfg.Recorder = b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: node})
@@ -29,9 +30,9 @@ func withRecorder(t *testing.T, c *cluster, node string) func(*Config) {
 }
 
 // podEvents lists the Events whose involvedObject is the pod.
-func podEvents(t *testing.T, c *cluster, pod string) []corev1.Event {
+func podEvents(t *testing.T, c *testenv.Cluster, pod string) []corev1.Event {
 	t.Helper()
-	l, err := c.cs.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+	l, err := c.Client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +55,13 @@ func eventByReason(evs []corev1.Event, reason string) *corev1.Event {
 }
 
 // waitEvent waits for the pod's Event of that reason that satisfies cond.
-func waitEvent(t *testing.T, c *cluster, pod, reason string, timeout time.Duration, cond func(*corev1.Event) bool) *corev1.Event {
+func waitEvent(t *testing.T, c *testenv.Cluster, pod, reason string, timeout time.Duration, cond func(*corev1.Event) bool) *corev1.Event {
 	t.Helper()
 	var got *corev1.Event
-	waitFor(t, timeout, "event "+reason+" of pod "+pod, func() (bool, error) {
+	testenv.Eventually(t, timeout, "event "+reason+" of pod "+pod, func() (bool, error) {
 		got = eventByReason(podEvents(t, c, pod), reason)
 		return got != nil && (cond == nil || cond(got)), nil
-	})
+	}, fastPoll)
 	return got
 }
 
@@ -68,7 +69,7 @@ func waitEvent(t *testing.T, c *cluster, pod, reason string, timeout time.Durati
 // each on the container (fieldPath spec.containers{app}) and named as
 // client-go's recorder names them: <pod>.<hex UnixNano of the event>.
 func TestHollowEventsNamedLikeTheRecorder(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	startHollow(t, c, "node-ev", nil, withRecorder(t, c, "node-ev"))
 	before := time.Now()
 	p := createPod(t, c, newPod("ev", "node-ev"))
@@ -116,7 +117,7 @@ func TestHollowEventsNamedLikeTheRecorder(t *testing.T) {
 // once per failed run: the recorder folds the repeats into the Event's
 // count (a patch of the same Event, same name).
 func TestUnhealthyEventCounts(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	startHollow(t, c, "node-uh", nil, withRecorder(t, c, "node-uh"))
 	createPod(t, c, newPod("sick", "node-uh", withEnv("SIM_UNHEALTHY_AFTER", "1ms"), func(p *corev1.Pod) {
 		p.Spec.Containers[0].ReadinessProbe = httpProbe("/readyz", 1)
@@ -139,7 +140,7 @@ func TestUnhealthyEventCounts(t *testing.T) {
 // Killing with upstream's message, the restart's BackOff when it keeps
 // failing.
 func TestLivenessEvents(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	startHollow(t, c, "node-lv", nil, withRecorder(t, c, "node-lv"))
 	createPod(t, c, newPod("dying", "node-lv", withEnv("SIM_UNHEALTHY_AFTER", "1ms"), func(p *corev1.Pod) {
 		p.Spec.Containers[0].LivenessProbe = httpProbe("/healthz", 1)
@@ -159,7 +160,7 @@ func TestLivenessEvents(t *testing.T) {
 // The latency model's injected failures (the flaky profile's kind, here
 // every StartContainer) give Warning Failed "Error: <the runtime's error>".
 func TestInjectedFailureEvents(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	sim, err := simruntime.New("node-fl", simruntime.NodeCIDRFor("node-fl"), simruntime.Config{Failures: map[string]float64{"StartContainer": 1}}, nil)
 	if err != nil {
 		t.Fatal(err)

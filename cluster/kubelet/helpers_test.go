@@ -13,30 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
 	"github.com/kstep-dev/kstep/cluster/trace"
 	"github.com/kstep-dev/kstep/internal/testenv"
 )
-
-// cluster is a real etcd and apiserver for a test.
-type cluster struct {
-	cfg *rest.Config
-	cs  kubernetes.Interface
-}
-
-func startCluster(t testing.TB) *cluster {
-	t.Helper()
-	url, _ := testenv.Etcd(t)
-	api := testenv.StartAPIServer(t, url, nil)
-	cs, err := kubernetes.NewForConfig(api.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &cluster{cfg: api.Config, cs: cs}
-}
 
 // hollow is one hollow kubelet running in a test.
 type hollow struct {
@@ -63,7 +44,7 @@ func testLog(t testing.TB) *slog.Logger {
 
 // startHollow runs a hollow kubelet for node on sim (a new zero-latency
 // sim when nil) until test cleanup.
-func startHollow(t testing.TB, c *cluster, node string, sim *simruntime.Runtime, mutate func(*Config)) *hollow {
+func startHollow(t testing.TB, c *testenv.Cluster, node string, sim *simruntime.Runtime, mutate func(*Config)) *hollow {
 	t.Helper()
 	if sim == nil {
 		var err error
@@ -73,7 +54,7 @@ func startHollow(t testing.TB, c *cluster, node string, sim *simruntime.Runtime,
 	}
 	buf := &testenv.SyncBuffer{}
 	tr := trace.New("kubelet-"+node, buf, 0)
-	cfg := Config{NodeName: node, Client: c.cs, Tracer: tr, Log: testLog(t),
+	cfg := Config{NodeName: node, Client: c.Client, Tracer: tr, Log: testLog(t),
 		Capacity:       corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")},
 		BackoffInitial: 200 * time.Millisecond, BackoffMax: 2 * time.Second, LeaseRenewInterval: 200 * time.Millisecond,
 		RelistPeriod: 200 * time.Millisecond}
@@ -94,25 +75,13 @@ func startHollow(t testing.TB, c *cluster, node string, sim *simruntime.Runtime,
 	}()
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { cancel(); <-h.done; tr.Close() }) })
-	waitFor(t, 10*time.Second, "node registered", func() (bool, error) { return k.Registered(), nil })
+	testenv.Eventually(t, 10*time.Second, "node registered", func() (bool, error) { return k.Registered(), nil }, fastPoll)
 	return h
 }
 
-// waitFor polls cond every 20 ms until it holds or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var lastErr error
-	for time.Now().Before(deadline) {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		lastErr = err
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %v waiting for %s (last error: %v)", timeout, what, lastErr)
-}
+// fastPoll is how often these tests poll: every 20 ms, as the kubelet's
+// short test periods (200 ms) want.
+var fastPoll = testenv.Every(20 * time.Millisecond)
 
 // newPod is a one-container pod bound to node.
 func newPod(name, node string, mutate ...func(*corev1.Pod)) *corev1.Pod {
@@ -137,31 +106,31 @@ func withEnv(kv ...string) func(*corev1.Pod) {
 	}
 }
 
-func createPod(t testing.TB, c *cluster, p *corev1.Pod) *corev1.Pod {
+func createPod(t testing.TB, c *testenv.Cluster, p *corev1.Pod) *corev1.Pod {
 	t.Helper()
-	out, err := c.cs.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{})
+	out, err := c.Client.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create pod %s: %v", p.Name, err)
 	}
 	return out
 }
 
-func getPod(c *cluster, name string) (*corev1.Pod, error) {
-	return c.cs.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+func getPod(c *testenv.Cluster, name string) (*corev1.Pod, error) {
+	return c.Client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
 }
 
 // waitPod waits until the pod satisfies cond and returns it.
-func waitPod(t testing.TB, c *cluster, name string, timeout time.Duration, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
+func waitPod(t testing.TB, c *testenv.Cluster, name string, timeout time.Duration, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
 	var last *corev1.Pod
-	waitFor(t, timeout, fmt.Sprintf("pod %s %s", name, what), func() (bool, error) {
+	testenv.Eventually(t, timeout, fmt.Sprintf("pod %s %s", name, what), func() (bool, error) {
 		p, err := getPod(c, name)
 		if err != nil {
 			return false, err
 		}
 		last = p
 		return cond(p), nil
-	})
+	}, fastPoll)
 	return last
 }
 

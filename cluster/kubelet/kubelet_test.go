@@ -12,10 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kstep-dev/kstep/cluster/trace"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 func TestPodRunsAndBecomesReady(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	h := startHollow(t, c, "node-a", nil, nil)
 	createPod(t, c, newPod("web", "node-a"))
 	p := waitPod(t, c, "web", 10*time.Second, "ready", podReady)
@@ -50,17 +51,17 @@ func TestPodRunsAndBecomesReady(t *testing.T) {
 
 	want := []string{trace.PodObservedKubelet, trace.PodSandboxReady, trace.PodImagePulled, trace.PodContainerStarted,
 		trace.PodProbeReady, trace.PodStatusPersisted}
-	waitFor(t, 5*time.Second, "every step stamped", func() (bool, error) { return len(steps(h.trace, "web")) >= len(want), nil })
+	testenv.Eventually(t, 5*time.Second, "every step stamped", func() (bool, error) { return len(steps(h.trace, "web")) >= len(want), nil }, fastPoll)
 	if got := steps(h.trace, "web"); !slices.Equal(got, want) {
 		t.Errorf("steps %v, want %v", got, want)
 	}
 }
 
 func TestLeaseAndNodeStatus(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	startHollow(t, c, "node-l", nil, nil)
 	ctx := context.Background()
-	n, err := c.cs.CoreV1().Nodes().Get(ctx, "node-l", metav1.GetOptions{})
+	n, err := c.Client.CoreV1().Nodes().Get(ctx, "node-l", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,21 +76,21 @@ func TestLeaseAndNodeStatus(t *testing.T) {
 		t.Errorf("nodeInfo %+v labels %v", n.Status.NodeInfo, n.Labels)
 	}
 	var first time.Time
-	waitFor(t, 5*time.Second, "lease", func() (bool, error) {
-		l, err := c.cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, "node-l", metav1.GetOptions{})
+	testenv.Eventually(t, 5*time.Second, "lease", func() (bool, error) {
+		l, err := c.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, "node-l", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		first = l.Spec.RenewTime.Time
 		return *l.Spec.HolderIdentity == "node-l" && len(l.OwnerReferences) == 1, nil
-	})
-	waitFor(t, 5*time.Second, "lease renewal", func() (bool, error) {
-		l, err := c.cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, "node-l", metav1.GetOptions{})
+	}, fastPoll)
+	testenv.Eventually(t, 5*time.Second, "lease renewal", func() (bool, error) {
+		l, err := c.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, "node-l", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		return l.Spec.RenewTime.After(first), nil
-	})
+	}, fastPoll)
 }
 
 func findNodeCondition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 func httpProbe(path string, period int32) *corev1.Probe {
@@ -20,7 +21,7 @@ func httpProbe(path string, period int32) *corev1.Probe {
 }
 
 func TestReadinessProbeGatesReady(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	startHollow(t, c, "node-r", nil, nil)
 	createPod(t, c, newPod("slow", "node-r", withEnv("START_DELAY", "2s"), func(p *corev1.Pod) {
 		p.Spec.Containers[0].ReadinessProbe = httpProbe("/readyz", 1)
@@ -42,7 +43,7 @@ func TestReadinessProbeGatesReady(t *testing.T) {
 }
 
 func TestExecProbe(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	startHollow(t, c, "node-x", nil, nil)
 	createPod(t, c, newPod("exec-ok", "node-x", func(p *corev1.Pod) {
 		p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/ready"}}}, PeriodSeconds: 1}
@@ -58,7 +59,7 @@ func TestExecProbe(t *testing.T) {
 }
 
 func TestLivenessFailureRestarts(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	startHollow(t, c, "node-v", nil, nil)
 	createPod(t, c, newPod("sick", "node-v", withEnv("SIM_UNHEALTHY_AFTER", "300ms"), func(p *corev1.Pod) {
 		p.Spec.Containers[0].LivenessProbe = httpProbe("/healthz", 1)
@@ -77,7 +78,7 @@ func TestLivenessFailureRestarts(t *testing.T) {
 }
 
 func TestRestartPolicies(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	startHollow(t, c, "node-p", nil, nil)
 	exit := func(code string, policy corev1.RestartPolicy) func(*corev1.Pod) {
 		return func(p *corev1.Pod) {
@@ -108,7 +109,7 @@ func TestRestartPolicies(t *testing.T) {
 }
 
 func TestImagePullPolicies(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	h := startHollow(t, c, "node-i", nil, nil)
 	createPod(t, c, newPod("never", "node-i", func(p *corev1.Pod) { p.Spec.Containers[0].ImagePullPolicy = corev1.PullNever }))
 	createPod(t, c, newPod("missing", "node-i", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "registry.kstep.local/app:missing" }))
@@ -139,18 +140,18 @@ func TestImagePullPolicies(t *testing.T) {
 }
 
 func TestGracefulDeletionCompletes(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	h := startHollow(t, c, "node-d", nil, nil)
 	createPod(t, c, newPod("bye", "node-d"))
 	waitPod(t, c, "bye", 5*time.Second, "ready", podReady)
 	ctx := context.Background()
-	if err := c.cs.CoreV1().Pods("default").Delete(ctx, "bye", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](5)}); err != nil {
+	if err := c.Client.CoreV1().Pods("default").Delete(ctx, "bye", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](5)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "pod object gone", func() (bool, error) {
+	testenv.Eventually(t, 5*time.Second, "pod object gone", func() (bool, error) {
 		_, err := getPod(c, "bye")
 		return apierrors.IsNotFound(err), nil
-	})
+	}, fastPoll)
 	if ready, notReady := h.sim.Sandboxes(); ready+notReady != 0 {
 		t.Errorf("sandboxes left: %d ready, %d not", ready, notReady)
 	}
@@ -160,24 +161,24 @@ func TestGracefulDeletionCompletes(t *testing.T) {
 }
 
 func TestForceDeletedPodIsRemoved(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	h := startHollow(t, c, "node-f", nil, nil)
 	createPod(t, c, newPod("gone", "node-f"))
 	waitPod(t, c, "gone", 5*time.Second, "ready", podReady)
-	if err := c.cs.CoreV1().Pods("default").Delete(context.Background(), "gone", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+	if err := c.Client.CoreV1().Pods("default").Delete(context.Background(), "gone", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "sandbox removed", func() (bool, error) {
+	testenv.Eventually(t, 5*time.Second, "sandbox removed", func() (bool, error) {
 		r, n := h.sim.Sandboxes()
 		return r+n == 0, nil
-	})
+	}, fastPoll)
 }
 
 // A restarted kubelet adopts what the runtime runs: no new sandbox, no
 // restart, the pods stay Ready; a pod force-deleted while it was down is
 // an orphan and goes.
 func TestRestartAdoptsAndCleansOrphans(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	sim, err := simruntime.New("node-k", simruntime.NodeCIDRFor("node-k"), simruntime.Config{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -196,15 +197,15 @@ func TestRestartAdoptsAndCleansOrphans(t *testing.T) {
 		t.Fatalf("%d ready sandboxes before restart", ready)
 	}
 	// While the kubelet is down, p4 is deleted by force.
-	if err := c.cs.CoreV1().Pods("default").Delete(context.Background(), "p4", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+	if err := c.Client.CoreV1().Pods("default").Delete(context.Background(), "p4", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
 	before := sim.Calls()
 	h2 := startHollow(t, c, "node-k", sim, nil)
-	waitFor(t, 5*time.Second, "orphan removed", func() (bool, error) {
+	testenv.Eventually(t, 5*time.Second, "orphan removed", func() (bool, error) {
 		r, n := sim.Sandboxes()
 		return r == 4 && n == 0, nil
-	})
+	}, fastPoll)
 	time.Sleep(1500 * time.Millisecond) // a few relists and probe periods
 	after := sim.Calls()
 	for _, m := range []string{"RunPodSandbox", "CreateContainer", "StartContainer"} {

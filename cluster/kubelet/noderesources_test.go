@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +18,7 @@ import (
 // updates and appears in allocatable; an entry the kubelet owns (cpu) is
 // set back to the kubelet's own figure.
 func TestNodeStatusKeepsResourcesItDoesNotOwn(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	startHollow(t, c, "n1", nil, func(cfg *Config) { cfg.StatusUpdateFrequency = 200 * time.Millisecond })
 	const fake corev1.ResourceName = "example.com/fakecpu"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -28,13 +29,13 @@ func TestNodeStatusKeepsResourcesItDoesNotOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	patched, err := c.cs.CoreV1().Nodes().Patch(ctx, "n1", types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	patched, err := c.Client.CoreV1().Nodes().Patch(ctx, "n1", types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Two status writes after the patch: the kubelet has rewritten the
 	// status from the patched Node at least once.
-	w, err := c.cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=n1", ResourceVersion: patched.ResourceVersion})
+	w, err := c.Client.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=n1", ResourceVersion: patched.ResourceVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestReregisterUnderNodeRestriction(t *testing.T) {
 	if _, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{cfg: api.Config, cs: node}
+	c := &testenv.Cluster{API: api, Client: node, Ctx: ctx}
 	h := startHollow(t, c, "n1", nil, func(cfg *Config) {
 		cfg.Labels = map[string]string{"example.com/rack": "r1"}
 		cfg.Taints = []corev1.Taint{{Key: "dedicated", Value: "infra", Effect: corev1.TaintEffectNoSchedule}}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 // fleet is N hollow kubelets in this process sharing one client, as
@@ -57,14 +58,14 @@ func startFleet(t testing.TB, cfg *rest.Config, n int, prof simruntime.Config) *
 		f.wg.Go(func() { _ = k.Run(ctx) })
 	}
 	t.Cleanup(f.stop)
-	waitFor(t, 2*time.Minute, "nodes registered", func() (bool, error) {
+	testenv.Eventually(t, 2*time.Minute, "nodes registered", func() (bool, error) {
 		for _, k := range f.kubelets {
 			if !k.Registered() {
 				return false, nil
 			}
 		}
 		return true, nil
-	})
+	}, fastPoll)
 	return f
 }
 
@@ -173,18 +174,18 @@ func TestHollowScale(t *testing.T) {
 		t.Skip("scale test")
 	}
 	const nodes, perNode = 200, 10
-	c := startCluster(t)
-	ready := readyCounter(t, c.cs)
+	c := testenv.StartCluster(t)
+	ready := readyCounter(t, c.Client)
 	base := heapInuse()
 	start := time.Now()
-	f := startFleet(t, c.cfg, nodes, simruntime.Config{})
+	f := startFleet(t, c.API.Config, nodes, simruntime.Config{})
 	registered := time.Since(start)
 	idle := heapInuse()
 
 	start = time.Now()
-	createPods(t, c.cs, "scale", nodes*perNode, nodes)
+	createPods(t, c.Client, "scale", nodes*perNode, nodes)
 	created := time.Since(start)
-	waitFor(t, 3*time.Minute, "2,000 pods Ready", func() (bool, error) { return ready.Load() >= nodes*perNode, nil })
+	testenv.Eventually(t, 3*time.Minute, "2,000 pods Ready", func() (bool, error) { return ready.Load() >= nodes*perNode, nil }, fastPoll)
 	toReady := time.Since(start)
 	loaded := heapInuse()
 

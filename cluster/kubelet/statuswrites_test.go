@@ -20,6 +20,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/kubelet/simruntime"
 	"github.com/kstep-dev/kstep/cluster/trace"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 func statusWrites() uint64 {
@@ -32,7 +33,7 @@ func statusWrites() uint64 {
 // times (Pending, Running, Ready), and syncs that change nothing write
 // nothing, even while the informer lags behind the kubelet's own writes.
 func TestStatusWrittenOnlyOnChange(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	sim, err := simruntime.New("node-w", simruntime.NodeCIDR(9), simruntime.Profiles["realistic"], nil)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestStatusWrittenOnlyOnChange(t *testing.T) {
 // takes longer than ProvisionalStatusDelay the "being created" status is
 // still reported while the sandbox is made.
 func TestStatusWrittenOnceWhenTheSyncIsQuick(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	zero, err := simruntime.New("node-q", simruntime.NodeCIDR(10), simruntime.Profiles["zero"], nil)
 	if err != nil {
 		t.Fatal(err)
@@ -128,9 +129,9 @@ func (l *loseReadyReply) RoundTrip(req *http.Request) (*http.Response, error) {
 // pod does not lack ⑧ (a saturated run lost 116 such replies when its
 // hollow nodes failed over between apiservers, and was invalid).
 func TestStatusPersistedStampedWhenTheReplyIsLost(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartCluster(t)
 	lose := &loseReadyReply{}
-	cfg := rest.CopyConfig(c.cfg)
+	cfg := rest.CopyConfig(c.API.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { lose.rt = rt; return lose })
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -143,9 +144,9 @@ func TestStatusPersistedStampedWhenTheReplyIsLost(t *testing.T) {
 	if !lose.lost.Load() {
 		t.Fatal("no Ready status write went out")
 	}
-	waitFor(t, 5*time.Second, "pod.status.persisted stamped", func() (bool, error) {
+	testenv.Eventually(t, 5*time.Second, "pod.status.persisted stamped", func() (bool, error) {
 		return slices.Contains(steps(h.trace, "lost"), trace.PodStatusPersisted), nil
-	})
+	}, fastPoll)
 	if n := testutil.ToFloat64(statusWriteErrors) - failedBefore; n < 1 {
 		t.Errorf("%v status writes failed, want the one whose reply was lost", n)
 	}

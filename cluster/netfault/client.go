@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/kstep-dev/kstep/internal/jsonctl"
+	"github.com/kstep-dev/kstep/internal/util/jsonctl"
 )
 
 // ErrNoLink: the actor hosts no such link (it runs without link proxies).

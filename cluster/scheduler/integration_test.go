@@ -121,16 +121,9 @@ func count(m map[string][]string) int {
 	return n
 }
 
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// fastPoll is how often these tests poll: every 20 ms, a few binds'
+// worth.
+var fastPoll = testenv.Every(20 * time.Millisecond)
 
 func events(t *testing.T, cs kubernetes.Interface, pod, reason string) []corev1.Event {
 	t.Helper()
@@ -148,7 +141,7 @@ func TestIntegrationSpread(t *testing.T) {
 	for i := range 50 {
 		create(t, e.cs, pendingPod(fmt.Sprintf("p%02d", i), "100m"))
 	}
-	waitFor(t, 20*time.Second, "50 pods bound", func() bool { return count(boundPods(t, e.cs)) == 50 })
+	testenv.Eventually(t, 20*time.Second, "50 pods bound", func() bool { return count(boundPods(t, e.cs)) == 50 }, fastPoll)
 	limit := int(math.Ceil(50.0/5)) + 1
 	for node, pods := range boundPods(t, e.cs) {
 		if len(pods) > limit {
@@ -156,14 +149,14 @@ func TestIntegrationSpread(t *testing.T) {
 		}
 	}
 	// The assigned-pod informer confirmed every assumption.
-	waitFor(t, 10*time.Second, "the cache to confirm 50 pods", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the cache to confirm 50 pods", func() bool {
 		nodes, pods, assumed := s.Cache().Counts()
 		return nodes == 5 && pods == 50 && assumed == 0
-	})
-	waitFor(t, 10*time.Second, "a Scheduled event", func() bool {
+	}, fastPoll)
+	testenv.Eventually(t, 10*time.Second, "a Scheduled event", func() bool {
 		ev := events(t, e.cs, "p00", ReasonScheduled)
 		return len(ev) == 1 && strings.HasPrefix(ev[0].Message, "Successfully assigned default/p00 to node-")
-	})
+	}, fastPoll)
 }
 
 func TestIntegrationUnschedulableThenNodeAdded(t *testing.T) {
@@ -175,14 +168,14 @@ func TestIntegrationUnschedulableThenNodeAdded(t *testing.T) {
 	e.run(t, Config{})
 	create(t, e.cs, pendingPod("big", "2"))
 	want := "0/5 nodes are available: 2 node(s) had untolerated taint {key: value}, 3 Insufficient cpu. preemption: 0/5 nodes are available: 2 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod.."
-	waitFor(t, 10*time.Second, "FailedScheduling", func() bool {
+	testenv.Eventually(t, 10*time.Second, "FailedScheduling", func() bool {
 		ev := events(t, e.cs, "big", ReasonFailedScheduling)
 		if len(ev) > 0 && ev[0].Message != want {
 			t.Fatalf("FailedScheduling message %q\nwant %q", ev[0].Message, want)
 		}
 		return len(ev) == 1 && ev[0].Type == corev1.EventTypeWarning
-	})
-	waitFor(t, 10*time.Second, "PodScheduled=False", func() bool {
+	}, fastPoll)
+	testenv.Eventually(t, 10*time.Second, "PodScheduled=False", func() bool {
 		p, err := e.cs.CoreV1().Pods("default").Get(context.Background(), "big", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -193,7 +186,7 @@ func TestIntegrationUnschedulableThenNodeAdded(t *testing.T) {
 			}
 		}
 		return false
-	})
+	}, fastPoll)
 
 	w, err := e.cs.CoreV1().Pods("default").Watch(context.Background(), metav1.ListOptions{FieldSelector: "metadata.name=big"})
 	if err != nil {
@@ -247,7 +240,7 @@ func TestIntegrationAntiAffinity(t *testing.T) {
 		}}
 		create(t, e.cs, p)
 	}
-	waitFor(t, 20*time.Second, "5 replicas bound", func() bool { return count(boundPods(t, e.cs)) == 5 })
+	testenv.Eventually(t, 20*time.Second, "5 replicas bound", func() bool { return count(boundPods(t, e.cs)) == 5 }, fastPoll)
 	for node, pods := range boundPods(t, e.cs) {
 		if len(pods) != 1 {
 			t.Errorf("%s holds %v", node, pods)
@@ -259,10 +252,10 @@ func TestIntegrationAntiAffinity(t *testing.T) {
 		t.Fatalf("%d pending, want 1", len(list.Items))
 	}
 	pending = list.Items[0].Name
-	waitFor(t, 10*time.Second, "FailedScheduling for the 6th", func() bool {
+	testenv.Eventually(t, 10*time.Second, "FailedScheduling for the 6th", func() bool {
 		ev := events(t, e.cs, pending, ReasonFailedScheduling)
 		return len(ev) > 0 && ev[0].Message == "0/5 nodes are available: 5 node(s) didn't match pod anti-affinity rules. preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod.."
-	})
+	}, fastPoll)
 	time.Sleep(300 * time.Millisecond)
 	if n := count(boundPods(t, e.cs)); n != 5 {
 		t.Fatalf("%d bound", n)
@@ -295,7 +288,7 @@ func TestIntegrationSlowBindingDoesNotOvercommit(t *testing.T) {
 	for i := range 10 {
 		create(t, e.cs, pendingPod(fmt.Sprintf("p%d", i), "1"))
 	}
-	waitFor(t, 20*time.Second, "4 pods bound", func() bool { return count(boundPods(t, e.cs)) >= 4 })
+	testenv.Eventually(t, 20*time.Second, "4 pods bound", func() bool { return count(boundPods(t, e.cs)) >= 4 }, fastPoll)
 	// Every pod has had its first cycle long before the first binding
 	// returned; let any wrong decision surface.
 	time.Sleep(1500 * time.Millisecond)
@@ -329,7 +322,7 @@ func TestIntegrationLeaderElection(t *testing.T) {
 		return c
 	}
 	a := start("a")
-	waitFor(t, 10*time.Second, "a leads", func() bool { return gauge(a.metrics.leader) == 1 })
+	testenv.Eventually(t, 10*time.Second, "a leads", func() bool { return gauge(a.metrics.leader) == 1 }, fastPoll)
 	b := start("b")
 	var stopOnce sync.Once
 	stop := func(c *candidate) { c.cancel(); <-c.done }
@@ -338,23 +331,23 @@ func TestIntegrationLeaderElection(t *testing.T) {
 	for i := range 10 {
 		create(t, e.cs, pendingPod(fmt.Sprintf("first-%d", i), "100m"))
 	}
-	waitFor(t, 20*time.Second, "10 bound", func() bool { return count(boundPods(t, e.cs)) == 10 })
-	waitFor(t, 10*time.Second, "the leader counts 10 bindings", func() bool { return bindings(a.metrics) == 10 })
+	testenv.Eventually(t, 20*time.Second, "10 bound", func() bool { return count(boundPods(t, e.cs)) == 10 }, fastPoll)
+	testenv.Eventually(t, 10*time.Second, "the leader counts 10 bindings", func() bool { return bindings(a.metrics) == 10 }, fastPoll)
 	if got, other := bindings(a.metrics), bindings(b.metrics); got != 10 || other != 0 || gauge(b.metrics.leader) != 0 {
 		t.Fatalf("leader bound %v, standby bound %v", got, other)
 	}
 
 	lost := time.Now()
 	stopOnce.Do(func() { stop(a) }) // the leader goes away (and releases the lease)
-	waitFor(t, 10*time.Second, "b leads", func() bool { return gauge(b.metrics.leader) == 1 })
+	testenv.Eventually(t, 10*time.Second, "b leads", func() bool { return gauge(b.metrics.leader) == 1 }, fastPoll)
 	t.Logf("standby leads %v after the leader stopped", time.Since(lost))
 	for i := range 10 {
 		create(t, e.cs, pendingPod(fmt.Sprintf("second-%d", i), "100m"))
 	}
-	waitFor(t, 20*time.Second, "20 bound", func() bool { return count(boundPods(t, e.cs)) == 20 })
+	testenv.Eventually(t, 20*time.Second, "20 bound", func() bool { return count(boundPods(t, e.cs)) == 20 }, fastPoll)
 	// A binder counts its binding after the API answered, so a pod can be
 	// seen bound a moment before the new leader's counter moves.
-	waitFor(t, 10*time.Second, "the new leader counts 10 bindings", func() bool { return bindings(b.metrics) == 10 })
+	testenv.Eventually(t, 10*time.Second, "the new leader counts 10 bindings", func() bool { return bindings(b.metrics) == 10 }, fastPoll)
 	if got, other := bindings(a.metrics), bindings(b.metrics); got != 10 || other != 10 {
 		t.Fatalf("old leader bound %v, new leader %v", got, other)
 	}

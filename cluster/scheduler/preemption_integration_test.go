@@ -74,7 +74,7 @@ func TestIntegrationPreemption(t *testing.T) {
 	web.Labels = map[string]string{"app": "web"}
 	web.Spec.PriorityClassName = "low"
 	create(t, e.cs, db, web)
-	waitFor(t, 20*time.Second, "the low pods bound", func() bool { return count(boundPods(t, e.cs)) == 2 })
+	testenv.Eventually(t, 20*time.Second, "the low pods bound", func() bool { return count(boundPods(t, e.cs)) == 2 }, fastPoll)
 	// The budget's status: no disruption allowed (the disruption
 	// controller does not run here; write what it would).
 	pdb, err := e.cs.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "db", metav1.GetOptions{})
@@ -93,10 +93,10 @@ func TestIntegrationPreemption(t *testing.T) {
 	high.Spec.PriorityClassName = "high"
 	created := time.Now()
 	create(t, e.cs, high)
-	waitFor(t, 20*time.Second, "high nominated", func() bool {
+	testenv.Eventually(t, 20*time.Second, "high nominated", func() bool {
 		p, _ := getPod(t, e, "high")
 		return p.Status.NominatedNodeName != ""
-	})
+	}, fastPoll)
 	p, _ := getPod(t, e, "high")
 	if p.Status.NominatedNodeName != victimNode {
 		t.Fatalf("nominated to %s; the unprotected pod web is on %s", p.Status.NominatedNodeName, victimNode)
@@ -107,10 +107,10 @@ func TestIntegrationPreemption(t *testing.T) {
 	med.Spec.PriorityClassName = "medium"
 	create(t, e.cs, med)
 
-	waitFor(t, 30*time.Second, "high bound", func() bool {
+	testenv.Eventually(t, 30*time.Second, "high bound", func() bool {
 		p, _ := getPod(t, e, "high")
 		return p.Spec.NodeName != ""
-	})
+	}, fastPoll)
 	t.Logf("high-priority pod bound %v after its creation", time.Since(created))
 	if p, _ := getPod(t, e, "high"); p.Spec.NodeName != victimNode {
 		t.Fatalf("high bound to %s, nominated %s", p.Spec.NodeName, victimNode)
@@ -121,10 +121,10 @@ func TestIntegrationPreemption(t *testing.T) {
 	if p, ok := getPod(t, e, "db"); !ok || p.DeletionTimestamp != nil {
 		t.Fatal("the protected pod db was preempted")
 	}
-	waitFor(t, 10*time.Second, "the Preempted event", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the Preempted event", func() bool {
 		ev := events(t, e.cs, "web", "Preempted")
 		return len(ev) == 1 && ev[0].Message == "Preempted by pod "+string(p.UID)+" on node "+victimNode
-	})
+	}, fastPoll)
 	time.Sleep(500 * time.Millisecond)
 	if p, _ := getPod(t, e, "medium"); p.Spec.NodeName != "" {
 		t.Fatalf("medium bound to %s", p.Spec.NodeName)
@@ -152,7 +152,7 @@ func TestIntegrationPreemptionDisruptionTarget(t *testing.T) {
 	low := pendingPod("low", "1")
 	low.Spec.PriorityClassName = "low"
 	create(t, e.cs, low)
-	waitFor(t, 20*time.Second, "low bound", func() bool { return count(boundPods(t, e.cs)) == 1 })
+	testenv.Eventually(t, 20*time.Second, "low bound", func() bool { return count(boundPods(t, e.cs)) == 1 }, fastPoll)
 	w, err := e.cs.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=low"})
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@
 //     awaited beside the resends (a slow etcd answers it); a retried write
 //     whose precondition failed is recognised as its own or answered
 //     ErrOutcomeUnknown (an ErrUnavailable), never ErrConflict. Each
-//     attempt runs on a worker of internal/gopool (the gRPC call's deep
+//     attempt runs on a worker of internal/util/gopool (the gRPC call's deep
 //     stack is already grown there).
 //   - Writes to the leader (leader.go): with RouteWritesToLeader, a write's
 //     first attempt goes to the etcd member that leads, through a client of

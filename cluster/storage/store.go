@@ -14,7 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kstep-dev/kstep/cluster/etcdadmin"
-	"github.com/kstep-dev/kstep/internal/gopool"
+	"github.com/kstep-dev/kstep/internal/util/gopool"
 )
 
 // KV is one stored value and the revision that last modified it.

@@ -63,21 +63,55 @@ func RunControllers(t testing.TB, cc *controller.Context, cs ...controller.Contr
 	})
 }
 
-// Eventually polls cond until it holds or the timeout passes.
-func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
+// A Cond is what Eventually polls: a condition that says what it saw when
+// it does not hold (the error), one that has nothing to say (a bool), or an
+// attempt that holds when it returns no error.
+type Cond interface {
+	func() (bool, error) | func() bool | func() error
+}
+
+// A PollOption changes how Eventually polls.
+type PollOption func(*polling)
+
+type polling struct{ every time.Duration }
+
+// Every polls every d instead of every 50 ms (a state that holds only for
+// a moment is seen by a faster poll).
+func Every(d time.Duration) PollOption { return func(p *polling) { p.every = d } }
+
+// Eventually polls cond every 50 ms (or as opts say) until it holds, and
+// returns how long that took; it fails t when timeout passes first, with
+// what cond said last.
+func Eventually[C Cond](t testing.TB, timeout time.Duration, what string, cond C, opts ...PollOption) time.Duration {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	p := polling{every: 50 * time.Millisecond}
+	for _, o := range opts {
+		o(&p)
+	}
+	var check func() (bool, error)
+	switch c := any(cond).(type) {
+	case func() (bool, error):
+		check = c
+	case func() bool:
+		check = func() (bool, error) { return c(), nil }
+	case func() error:
+		check = func() (bool, error) { err := c(); return err == nil, err }
+	}
+	start := time.Now()
 	var last error
 	for {
-		ok, err := cond()
+		ok, err := check()
 		if ok {
-			return
+			return time.Since(start)
 		}
 		last = err
-		if time.Now().After(deadline) {
+		if time.Since(start) > timeout {
+			if last == nil {
+				t.Fatalf("timed out after %v waiting for %s", timeout, what)
+			}
 			t.Fatalf("timed out after %v waiting for %s (last: %v)", timeout, what, last)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(p.every)
 	}
 }
 
@@ -93,31 +127,35 @@ func Consistently(t testing.TB, d time.Duration, what string, cond func() (bool,
 	}
 }
 
-// ControllerCluster is what one controller's tests run against: a real etcd
-// and apiserver, a stand-in kubelet for node n1, and a controller Context on
-// them (the controller is started by the caller, with RunController).
+// ControllerCluster is what one controller's tests run against: a Cluster,
+// a stand-in kubelet for node n1, and a controller Context on them.
 type ControllerCluster struct {
-	API    *APIServer
-	Client kubernetes.Interface
-	// Ctx ends when the test does.
-	Ctx context.Context
-	// Controllers is the Context to build the controller under test with.
+	*Cluster
+	// Controllers is the Context the controllers under test are built
+	// with.
 	Controllers *controller.Context
 	nsPrefix    string
 	nsSeq       atomic.Int64
 }
 
-// StartControllerCluster starts a ControllerCluster; namespaces made with
+// StartControllerCluster starts a ControllerCluster and runs on its
+// Controllers the controllers that builds make (RunControllers: one
+// informer factory, as the manager runs them), until test cleanup; with no
+// builds the caller builds and runs its own. Namespaces made with
 // Namespace are named <nsPrefix>-<n>.
-func StartControllerCluster(t *testing.T, nsPrefix string) *ControllerCluster {
+func StartControllerCluster(t *testing.T, nsPrefix string, builds ...func(*controller.Context) controller.Controller) *ControllerCluster {
 	t.Helper()
-	url, _ := Etcd(t)
-	api := StartAPIServer(t, url, nil)
-	cs := kubernetes.NewForConfigOrDie(api.Config)
-	StartNodes(t, cs, NodeSpec{Name: "n1"})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	return &ControllerCluster{API: api, Client: cs, Ctx: ctx, Controllers: ControllerContext(t, api.Config), nsPrefix: nsPrefix}
+	c := StartCluster(t)
+	StartNodes(t, c.Client, NodeSpec{Name: "n1"})
+	cc := ControllerContext(t, c.API.Config)
+	if len(builds) > 0 {
+		ctrls := make([]controller.Controller, len(builds))
+		for i, build := range builds {
+			ctrls[i] = build(cc)
+		}
+		RunControllers(t, cc, ctrls...)
+	}
+	return &ControllerCluster{Cluster: c, Controllers: cc, nsPrefix: nsPrefix}
 }
 
 // Namespace creates a fresh namespace and returns its name.

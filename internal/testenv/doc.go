@@ -1,6 +1,14 @@
-// Package testenv starts real parts for tests: an embedded etcd member,
-// in-process apiservers on loopback ports (or as processes), stand-in
-// kubelets (Nodes), controllers on a Context like the manager's, and the
-// real kubectl against them (Kubectl). It owns nothing of the running
-// system and must never be imported by non-test code paths of the actors.
+// Package testenv is the test harness: it starts real parts for tests (an
+// embedded etcd member, in-process apiservers on loopback ports or as
+// processes, stand-in kubelets (Nodes), controllers on a Context like the
+// manager's, the real kubectl against them) and holds the helpers the
+// tests share (Eventually, Consistently, Tier). It owns nothing of the
+// running system.
+//
+// Who may import it: _test.go files, of any package; no other file of a
+// kstep package (it imports the apiserver, the controllers and etcd, which
+// an actor that linked it would carry). TestInternalImportRules fails when
+// one does, and holds the rest of internal/ to what its doc.go says:
+// internal/util imports no other kstep package and any package may import
+// it; internal/tiers is imported by testenv and hack/tiers only.
 package testenv

@@ -19,6 +19,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -136,6 +137,25 @@ func EtcdCluster(t testing.TB, n int) ([]*etcd.Member, []string) {
 		}
 		t.Fatalf("start etcd cluster: %v", err)
 	}
+}
+
+// Cluster is a real etcd and apiserver for one test, a client on the
+// apiserver, and a context that ends with the test.
+type Cluster struct {
+	API    *APIServer
+	Client kubernetes.Interface
+	// Ctx ends when the test does.
+	Ctx context.Context
+}
+
+// StartCluster starts a Cluster, stopped at test cleanup.
+func StartCluster(t testing.TB) *Cluster {
+	t.Helper()
+	url, _ := Etcd(t)
+	api := StartAPIServer(t, url, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return &Cluster{API: api, Client: kubernetes.NewForConfigOrDie(api.Config), Ctx: ctx}
 }
 
 // APIServer is an apiserver running in this process.

@@ -1,9 +1,3 @@
-// Package tiers is the tier table of docs/testing.md as code: which test
-// runs in which of make test, make nightly and make chaos. The table is the
-// one record of it: internal/testenv.Tier reads it when a test starts and
-// skips what belongs to another tier, and hack/tiers -check holds it to the
-// code. It owns the table's format and nothing else; it must not import any
-// kstep package.
 package tiers
 
 import (

@@ -70,18 +70,6 @@ func podsOf(t *testing.T, cs kubernetes.Interface, name string) (active []corev1
 	return active, byNode
 }
 
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > timeout {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
 func allBound(pods []corev1.Pod) bool {
 	for _, p := range pods {
 		if p.Spec.NodeName == "" {
@@ -99,7 +87,7 @@ func TestReplicaSetsOnTheControlPlane(t *testing.T) {
 	if _, err := rss.Create(ctx, rsOf("web", 50, "100m"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	took := waitFor(t, "50 bound pods", time.Minute, func() bool {
+	took := testenv.Eventually(t, time.Minute, "50 bound pods", func() bool {
 		pods, _ := podsOf(t, cs, "web")
 		return len(pods) == 50 && allBound(pods)
 	})
@@ -117,7 +105,7 @@ func TestReplicaSetsOnTheControlPlane(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "replacements", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "replacements", func() bool {
 		pods, _ := podsOf(t, cs, "web")
 		return len(pods) == 50 && allBound(pods)
 	})
@@ -125,7 +113,7 @@ func TestReplicaSetsOnTheControlPlane(t *testing.T) {
 		if _, err := rss.Patch(ctx, "web", types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)), metav1.PatchOptions{}, "scale"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, fmt.Sprint(n, " bound pods"), time.Minute, func() bool {
+		testenv.Eventually(t, time.Minute, fmt.Sprint(n, " bound pods"), func() bool {
 			pods, _ := podsOf(t, cs, "web")
 			return len(pods) == int(n) && allBound(pods)
 		})
@@ -134,7 +122,7 @@ func TestReplicaSetsOnTheControlPlane(t *testing.T) {
 	if err := rss.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "pods deleted with their ReplicaSet", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "pods deleted with their ReplicaSet", func() bool {
 		l, _ := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		return len(l.Items) == 0
 	})
@@ -142,10 +130,10 @@ func TestReplicaSetsOnTheControlPlane(t *testing.T) {
 	if _, err := rss.Create(ctx, rsOf("orph", 4, ""), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "4 pods", time.Minute, func() bool { pods, _ := podsOf(t, cs, "orph"); return len(pods) == 4 })
+	testenv.Eventually(t, time.Minute, "4 pods", func() bool { pods, _ := podsOf(t, cs, "orph"); return len(pods) == 4 })
 	k := kubectl{t: t, path: kubectlPath(t), conf: p.Kubeconfig()}
 	k.run("delete", "rs", "orph", "--cascade=orphan")
-	waitFor(t, "the orphaned ReplicaSet gone", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "the orphaned ReplicaSet gone", func() bool {
 		_, err := rss.Get(ctx, "orph", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
@@ -175,25 +163,25 @@ func TestLeaderFailover(t *testing.T) {
 	inLane(t, hollowProcs)
 	p, cs, _ := controlPlane(t, 3)
 	ctx := context.Background()
-	waitFor(t, "a controller-manager leader", 30*time.Second, func() bool { return leaseHolder(cs, "kstep-controller-manager") != "" })
-	waitFor(t, "a scheduler leader", 30*time.Second, func() bool { return leaseHolder(cs, "kstep-scheduler") != "" })
+	testenv.Eventually(t, 30*time.Second, "a controller-manager leader", func() bool { return leaseHolder(cs, "kstep-controller-manager") != "" })
+	testenv.Eventually(t, 30*time.Second, "a scheduler leader", func() bool { return leaseHolder(cs, "kstep-scheduler") != "" })
 
 	// Controller-manager: kill the leader right after the scale-up starts.
 	cmLeader := leaseHolder(cs, "kstep-controller-manager")
 	if _, err := cs.AppsV1().ReplicaSets("default").Create(ctx, rsOf("fo", 200, ""), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the scale-up to start", 30*time.Second, func() bool { pods, _ := podsOf(t, cs, "fo"); return len(pods) > 0 })
+	testenv.Eventually(t, 30*time.Second, "the scale-up to start", func() bool { pods, _ := podsOf(t, cs, "fo"); return len(pods) > 0 })
 	killed := time.Now()
 	if err := p.Stop(ctx, cmLeader, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := podsOf(t, cs, "fo")
-	took := waitFor(t, "a new controller-manager leader", 30*time.Second, func() bool {
+	took := testenv.Eventually(t, 30*time.Second, "a new controller-manager leader", func() bool {
 		h := leaseHolder(cs, "kstep-controller-manager")
 		return h != "" && h != cmLeader
 	})
-	waitFor(t, "200 pods", 2*time.Minute, func() bool { pods, _ := podsOf(t, cs, "fo"); return len(pods) == 200 })
+	testenv.Eventually(t, 2*time.Minute, "200 pods", func() bool { pods, _ := podsOf(t, cs, "fo"); return len(pods) == 200 })
 	t.Logf("controller-manager failover: leader %s killed with %d/200 pods; new leader after %v; all 200 pods %v after the kill",
 		cmLeader, len(before), took, time.Since(killed))
 
@@ -206,11 +194,11 @@ func TestLeaderFailover(t *testing.T) {
 	if err := p.Stop(ctx, schedLeader, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	took = waitFor(t, "a new scheduler leader", 30*time.Second, func() bool {
+	took = testenv.Eventually(t, 30*time.Second, "a new scheduler leader", func() bool {
 		h := leaseHolder(cs, "kstep-scheduler")
 		return h != "" && h != schedLeader
 	})
-	waitFor(t, "100 bound pods", 2*time.Minute, func() bool {
+	testenv.Eventually(t, 2*time.Minute, "100 bound pods", func() bool {
 		pods, _ := podsOf(t, cs, "pend")
 		return len(pods) == 100 && allBound(pods)
 	})
@@ -233,7 +221,7 @@ func TestNodeLifecycle(t *testing.T) {
 	if _, err := cs.AppsV1().ReplicaSets("default").Create(ctx, rsOf("nl", 9, ""), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "9 running pods", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "9 running pods", func() bool {
 		pods, _ := podsOf(t, cs, "nl")
 		return len(pods) == 9 && allBound(pods) && allReady(pods)
 	})
@@ -244,7 +232,7 @@ func TestNodeLifecycle(t *testing.T) {
 	}
 	nodes.Pause(victim)
 	paused := time.Now()
-	detect := waitFor(t, "Ready=Unknown and the unreachable taint", 30*time.Second, func() bool {
+	detect := testenv.Eventually(t, 30*time.Second, "Ready=Unknown and the unreachable taint", func() bool {
 		n, err := cs.CoreV1().Nodes().Get(ctx, victim, metav1.GetOptions{})
 		if err != nil {
 			return false
@@ -260,7 +248,7 @@ func TestNodeLifecycle(t *testing.T) {
 	})
 	// kstep's defaults aim at detection within 10 s; the figure is logged,
 	// not asserted (shared machines are noisy).
-	waitFor(t, "9 Ready pods off the dead node", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "9 Ready pods off the dead node", func() bool {
 		pods, byNode := podsOf(t, cs, "nl")
 		return len(pods) == 9 && byNode[victim] == 0 && allBound(pods) && allReady(pods)
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -121,7 +122,7 @@ func TestDeploymentRollout(t *testing.T) {
 			c.apply(ev)
 		}
 	}()
-	waitFor(t, "the watcher to see the 10 pods", 30*time.Second, func() bool {
+	testenv.Eventually(t, 30*time.Second, "the watcher to see the 10 pods", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return len(c.pods) >= 10
@@ -155,7 +156,7 @@ func TestDeploymentRollout(t *testing.T) {
 	}
 
 	// Endpoints: exactly the Ready pods' IPs.
-	waitFor(t, "endpoints to list the 10 Ready pods", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "endpoints to list the 10 Ready pods", func() bool {
 		pods, _ := podsOf(t, cs, "roll")
 		want := map[string]bool{}
 		for _, p := range pods {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/provider/docker"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 // needDocker skips when no Docker daemon answers: CI has one.
@@ -139,7 +140,7 @@ func TestDockerProvider(t *testing.T) {
 			return true
 		}
 	}
-	took := waitFor(t, "6 Ready app pods on 2 node containers", 5*time.Minute, ready(""))
+	took := testenv.Eventually(t, 5*time.Minute, "6 Ready app pods on 2 node containers", ready(""))
 	t.Logf("6 pods Ready with IPs %v after the ReplicaSet was created", took)
 	checkPodIO(t, p.Kubeconfig(), "node-1")
 
@@ -161,18 +162,18 @@ func TestDockerProvider(t *testing.T) {
 	if u := p.Usage(context.Background())[victim]; u.CPUSeconds <= 0 || u.PeakRSSBytes <= 0 {
 		t.Errorf("usage of %s after Stop: %+v, want CPU and memory", victim, u)
 	}
-	notReady := waitFor(t, victim+" NotReady", 2*time.Minute, func() bool {
+	notReady := testenv.Eventually(t, 2*time.Minute, victim+" NotReady", func() bool {
 		n, err := cs.CoreV1().Nodes().Get(ctx, victim, metav1.GetOptions{})
 		return err == nil && nodeReady(n) != corev1.ConditionTrue
 	})
-	moved := waitFor(t, "6 Ready pods, none on "+victim, 3*time.Minute, ready(victim))
+	moved := testenv.Eventually(t, 3*time.Minute, "6 Ready pods, none on "+victim, ready(victim))
 	t.Logf("node container %s stopped: NotReady after %v, its pods Ready elsewhere %v later (%v in all)", victim, notReady, moved, time.Since(stopped))
 
 	// Start it again: the same container, volume and address.
 	if err := p.Start(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, victim+" Ready again", 2*time.Minute, func() bool {
+	testenv.Eventually(t, 2*time.Minute, victim+" Ready again", func() bool {
 		n, err := cs.CoreV1().Nodes().Get(ctx, victim, metav1.GetOptions{})
 		return err == nil && nodeReady(n) == corev1.ConditionTrue
 	})
@@ -189,7 +190,7 @@ func TestDockerProvider(t *testing.T) {
 	if err := p.Signal(ctx, victim, "no-such-program", syscall.SIGKILL); err == nil {
 		t.Error("Signal of a program the node does not run succeeded")
 	}
-	waitFor(t, victim+"'s containerd back (Signal finds it again)", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, victim+"'s containerd back (Signal finds it again)", func() bool {
 		return p.Signal(ctx, victim, "containerd", syscall.SIGCONT) == nil
 	})
 
@@ -208,7 +209,7 @@ func TestDockerProvider(t *testing.T) {
 	if err := p.Heal(ctx, api.Name); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, api.Name+" ready after Heal", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, api.Name+" ready after Heal", func() bool {
 		resp, err := hc.Get(api.Endpoint + "/readyz")
 		if err != nil {
 			return false

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/provider/process"
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -30,7 +31,7 @@ func TestHollowNodesEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cs := clientFor(t, p.Kubeconfig(), "kstep")
-	waitFor(t, "200 Ready nodes", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "200 Ready nodes", func() bool {
 		l, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false
@@ -58,7 +59,7 @@ func TestHollowNodesEndToEnd(t *testing.T) {
 	// evicted ones are gone they still count as Ready beside their
 	// replacements, which have not yet been scheduled.
 	var pods []corev1.Pod
-	took := waitFor(t, "2,000 Ready pods and no others", 4*time.Minute, func() bool {
+	took := testenv.Eventually(t, 4*time.Minute, "2,000 Ready pods and no others", func() bool {
 		l, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil || len(l.Items) != 2000 {
 			return false

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 // podIOManifest: an app pod on one real node, a pod whose liveness probe
@@ -197,7 +199,7 @@ func checkPodIO(t *testing.T, kubeconfig, node string) {
 	if follow.ProcessState != nil {
 		t.Errorf("kubectl logs -f ended within 2 s")
 	}
-	waitFor(t, "kubectl attach to show the GET", 20*time.Second, func() bool {
+	testenv.Eventually(t, 20*time.Second, "kubectl attach to show the GET", func() bool {
 		return strings.Contains(attached.String(), "kstep-app: GET / from")
 	})
 
@@ -208,7 +210,7 @@ func checkPodIO(t *testing.T, kubeconfig, node string) {
 	// namespace, has no handler yet is dropped by the kernel; the app
 	// then runs on, never logs its shutdown, and is SIGKILLed after the
 	// 30 s grace (on a loaded machine about once in eight runs).
-	waitFor(t, "the restarter restarted", 2*time.Minute, func() bool {
+	testenv.Eventually(t, 2*time.Minute, "the restarter restarted", func() bool {
 		out, _ := k.try("get", "pod", "-n", "io", "restarter", "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
 		return out != "" && out != "0"
 	})
@@ -219,7 +221,7 @@ func checkPodIO(t *testing.T, kubeconfig, node string) {
 	// top: the Metrics API from the kubelets' summaries.
 	for _, args := range [][]string{{"top", "pod", "-n", "io", "web"}, {"top", "node", node}} {
 		var out string
-		waitFor(t, "kubectl "+strings.Join(args, " "), time.Minute, func() bool {
+		testenv.Eventually(t, time.Minute, "kubectl "+strings.Join(args, " "), func() bool {
 			var err error
 			out, err = k.try(args...)
 			return err == nil && regexp.MustCompile(`\d+m\s.*\d+Mi`).MatchString(out)
@@ -286,11 +288,11 @@ func checkHollowPodIO(t *testing.T, k kubectl, pod string) {
 	if out, err := k.try("exec", pod, "--", "/app", "version"); err == nil || !strings.Contains(out, "hollow node") {
 		t.Errorf("kubectl exec on a hollow pod: %v %q, want a refusal naming the hollow node", err, out)
 	}
-	waitFor(t, "kubectl top pod on a hollow node", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "kubectl top pod on a hollow node", func() bool {
 		out, err := k.try("top", "pod", pod)
 		return err == nil && strings.Contains(out, pod)
 	})
-	waitFor(t, "kubectl top node on hollow nodes", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "kubectl top node on hollow nodes", func() bool {
 		out, err := k.try("top", "node")
 		return err == nil && strings.Contains(out, "hollow-0")
 	})

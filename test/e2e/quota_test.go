@@ -17,6 +17,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/provider/docker"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 const quotaRC = `apiVersion: v1
@@ -72,7 +73,7 @@ func quotaSession(t *testing.T, k kubectl, cs *kubernetes.Clientset) {
 	k.run("create", "namespace", "q1")
 	// The root CA publisher puts kube-root-ca.crt in every namespace (when
 	// the cluster serves TLS): it counts against configmaps.
-	waitFor(t, "kube-root-ca.crt in q1", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "kube-root-ca.crt in q1", func() bool {
 		_, err := cs.CoreV1().ConfigMaps("q1").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 		return err == nil
 	})
@@ -81,7 +82,7 @@ func quotaSession(t *testing.T, k kubectl, cs *kubernetes.Clientset) {
 	usedIs := func(want string) {
 		t.Helper()
 		var last string
-		waitFor(t, "status.used "+want, time.Minute, func() bool {
+		testenv.Eventually(t, time.Minute, "status.used "+want, func() bool {
 			last = usedOf(t, k, "q1", "q")
 			return last == want
 		})
@@ -131,7 +132,7 @@ func quotaSession(t *testing.T, k kubectl, cs *kubernetes.Clientset) {
 	// endpoint (its apiservers): exactly 10 admitted.
 	k.run("create", "namespace", "q2")
 	k.run("-n", "q2", "create", "quota", "q", "--hard=secrets=10")
-	waitFor(t, "q2/q status.used", time.Minute, func() bool { return usedOf(t, k, "q2", "q") == `{"secrets":"0"}` })
+	testenv.Eventually(t, time.Minute, "q2/q status.used", func() bool { return usedOf(t, k, "q2", "q") == `{"secrets":"0"}` })
 	var ok, refused atomic.Int32
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -160,7 +161,7 @@ func quotaSession(t *testing.T, k kubectl, cs *kubernetes.Clientset) {
 	if ok.Load() != 10 || refused.Load() != 10 || len(l.Items) != 10 {
 		t.Fatalf("20 concurrent creates under secrets=10: %d admitted, %d refused, %d listed; want 10, 10, 10", ok.Load(), refused.Load(), len(l.Items))
 	}
-	waitFor(t, "q2/q status.used secrets=10", time.Minute, func() bool { return usedOf(t, k, "q2", "q") == `{"secrets":"10"}` })
+	testenv.Eventually(t, time.Minute, "q2/q status.used secrets=10", func() bool { return usedOf(t, k, "q2", "q") == `{"secrets":"10"}` })
 }
 
 // usedOf is a quota's status.used as kubectl prints it, keys sorted.

@@ -16,6 +16,7 @@ import (
 	"github.com/kstep-dev/kstep/cluster/node"
 	"github.com/kstep-dev/kstep/cluster/provider"
 	"github.com/kstep-dev/kstep/cluster/provider/process"
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -134,7 +135,7 @@ func TestRealNodes(t *testing.T) {
 		}
 		return true
 	}
-	took := waitFor(t, "6 Ready pods on real nodes", 4*time.Minute, ready)
+	took := testenv.Eventually(t, 4*time.Minute, "6 Ready pods on real nodes", ready)
 	t.Logf("6 pods Ready with IPs on 2 real nodes %v after the ReplicaSet was created", took)
 	_ = start
 
@@ -172,7 +173,7 @@ func TestRealNodes(t *testing.T) {
 	if err := p.Signal(ctx, victim, "kubelet", syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a new kubelet", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "a new kubelet", func() bool {
 		pid := pidOf(t, " kubelet ", victim)
 		return pid != 0 && pid != kubelet
 	})
@@ -185,7 +186,7 @@ func TestRealNodes(t *testing.T) {
 	if fmt.Sprint(sbAfter) != fmt.Sprint(sbBefore) || fmt.Sprint(ctrsAfter) != fmt.Sprint(ctrsBefore) {
 		t.Fatalf("after the kubelet restart: sandboxes %v → %v, containers %v → %v", sbBefore, sbAfter, ctrsBefore, ctrsAfter)
 	}
-	waitFor(t, "pods Ready after the kubelet restart", time.Minute, ready)
+	testenv.Eventually(t, time.Minute, "pods Ready after the kubelet restart", ready)
 
 	// SIGKILL a containerd: kstep node starts it again; pods return Ready.
 	other := "node-0"
@@ -199,12 +200,12 @@ func TestRealNodes(t *testing.T) {
 	if err := p.Signal(ctx, other, "containerd", syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "containerd back and answering CRI", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "containerd back and answering CRI", func() bool {
 		pid := pidOf(t, "containerd --config", nodeDir(other))
 		_, _, err := tryRuntimeState(nodeDir(other))
 		return pid != 0 && pid != ctrd && err == nil
 	})
-	waitFor(t, "pods Ready after the containerd restart", 2*time.Minute, ready)
+	testenv.Eventually(t, 2*time.Minute, "pods Ready after the containerd restart", ready)
 
 	// SIGKILL the whole node: like a machine losing power (and like a node
 	// container killed on docker), its pods go with it; no shim of it is
@@ -221,13 +222,13 @@ func TestRealNodes(t *testing.T) {
 	if err := p.Start(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "pods Ready after the node came back", 3*time.Minute, ready)
+	testenv.Eventually(t, 3*time.Minute, "pods Ready after the node came back", ready)
 
 	// Deleting the ReplicaSet removes containers and sandboxes.
 	if err := cs.AppsV1().ReplicaSets("default").Delete(ctx, "real", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "no sandbox or container left, in any state", 2*time.Minute, func() bool {
+	testenv.Eventually(t, 2*time.Minute, "no sandbox or container left, in any state", func() bool {
 		for _, n := range []string{"node-0", "node-1"} {
 			sb, ctrs, err := listRuntime(nodeDir(n), true)
 			if err != nil || len(sb)+len(ctrs) > 0 {

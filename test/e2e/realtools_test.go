@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kstep-dev/kstep/cluster/provider"
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 // What every real cluster has from its first second, and what real tools
@@ -234,7 +235,7 @@ func replicationControllers(ctx context.Context, t *testing.T, cs kubernetes.Int
 	}
 	readyIs := func(name string, n int) {
 		t.Helper()
-		waitFor(t, fmt.Sprintf("rc %s with %d ready replicas", name, n), 2*time.Minute, func() bool {
+		testenv.Eventually(t, 2*time.Minute, fmt.Sprintf("rc %s with %d ready replicas", name, n), func() bool {
 			out, err := k.try("get", "rc", name, "-o", "jsonpath={.status.replicas} {.status.readyReplicas}")
 			return err == nil && out == fmt.Sprintf("%d %d", n, n)
 		})
@@ -255,11 +256,11 @@ func replicationControllers(ctx context.Context, t *testing.T, cs kubernetes.Int
 	}
 	k.run("scale", "rc", "web-rc", "--replicas=2")
 	readyIs("web-rc", 2)
-	waitFor(t, "2 pods of web-rc", time.Minute, func() bool { return len(activePods(podsWith(ctx, t, cs, "app=web-rc"))) == 2 })
+	testenv.Eventually(t, time.Minute, "2 pods of web-rc", func() bool { return len(activePods(podsWith(ctx, t, cs, "app=web-rc"))) == 2 })
 
 	// Orphan: the pods stay, free.
 	k.run("delete", "rc", "web-rc", "--cascade=orphan")
-	waitFor(t, "web-rc's pods orphaned", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "web-rc's pods orphaned", func() bool {
 		pods := activePods(podsWith(ctx, t, cs, "app=web-rc"))
 		for _, p := range pods {
 			if len(p.OwnerReferences) > 0 {
@@ -316,7 +317,7 @@ func ownershipRing(ctx context.Context, t *testing.T, cs kubernetes.Interface, k
 	}
 	start := time.Now()
 	k.run("delete", "configmap", "ring-0", "--cascade=foreground", "--timeout=2m")
-	waitFor(t, "the whole ring gone", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "the whole ring gone", func() bool {
 		for _, cm := range ring {
 			if _, err := cms.Get(ctx, cm.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return false
@@ -405,7 +406,7 @@ func endpointSlices250(ctx context.Context, t *testing.T, cs kubernetes.Interfac
 	want := func(what string, ok func(s sliceState) bool) time.Duration {
 		t.Helper()
 		start := time.Now()
-		waitFor(t, what, 3*time.Minute, func() bool {
+		testenv.Eventually(t, 3*time.Minute, what, func() bool {
 			s, err := slicesOf(ctx, cs, "web")
 			if err == nil {
 				last = s

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kstep-dev/kstep/internal/testenv"
 )
 
 // TestSchedulingPlugins is issue 58's host-port, spread, pod-affinity and
@@ -31,7 +33,7 @@ func TestSchedulingPlugins(t *testing.T) {
 				"--controller-managers", "1", "--schedulers", "1", "--hollow-nodes", "5")
 			k := kubectl{t: t, path: kubectlPath(t), conf: conf}
 			var nodes []string
-			waitFor(t, "5 nodes", time.Minute, func() bool {
+			testenv.Eventually(t, time.Minute, "5 nodes", func() bool {
 				nodes = strings.Fields(k.run("get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"))
 				return len(nodes) == 5
 			})
@@ -61,12 +63,12 @@ spec:
 func checkHostPorts(t *testing.T, k kubectl, node string) {
 	pin := fmt.Sprintf("  nodeSelector:\n    kubernetes.io/hostname: %s\n", node)
 	k.run("apply", "-f", writeTemp(t, "hp1.yaml", hostPortPod("hp-1", pin)))
-	waitFor(t, "hp-1 running", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "hp-1 running", func() bool {
 		return k.run("get", "pod", "hp-1", "-o", "jsonpath={.status.phase}") == "Running"
 	})
 	k.run("apply", "-f", writeTemp(t, "hp2.yaml", hostPortPod("hp-2", pin)))
 	const reason = "node(s) didn't have free ports for the requested pod ports"
-	waitFor(t, "hp-2 unschedulable for its host port", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "hp-2 unschedulable for its host port", func() bool {
 		out := k.run("get", "pod", "hp-2", "-o", `jsonpath={.status.phase}/{.spec.nodeName}/{.status.conditions[?(@.type=="PodScheduled")].reason}/{.status.conditions[?(@.type=="PodScheduled")].message}`)
 		return strings.HasPrefix(out, "Pending//Unschedulable/") && strings.Contains(out, "1 "+reason)
 	})
@@ -74,7 +76,7 @@ func checkHostPorts(t *testing.T, k kubectl, node string) {
 	k.run("apply", "-f", writeTemp(t, "hp3.yaml", hostPortPod("hp-3", "  nodeName: "+node+"\n")))
 	want := "Failed/NodePorts/Pod was rejected: Predicate NodePorts failed: " + reason
 	var got string
-	waitFor(t, "hp-3 rejected by the kubelet", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "hp-3 rejected by the kubelet", func() bool {
 		got = k.run("get", "pod", "hp-3", "-o", "jsonpath={.status.phase}/{.status.reason}/{.status.message}")
 		return got == want
 	})
@@ -113,7 +115,7 @@ spec:
 	}
 	k.run("apply", "-f", writeTemp(t, "spread.yaml", b.String()))
 	var placed []string
-	waitFor(t, "5 spread pods bound", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "5 spread pods bound", func() bool {
 		placed = strings.Fields(k.run("get", "pods", "-l", "app=spread", "-o", "jsonpath={range .items[*]}{.spec.nodeName} {end}"))
 		return len(placed) == 5
 	})
@@ -139,7 +141,7 @@ spec:
     image: registry.kstep.local/app:v1
 `))
 	var anchorNode string
-	waitFor(t, "anchor bound", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "anchor bound", func() bool {
 		anchorNode = k.run("get", "pod", "anchor", "-o", "jsonpath={.spec.nodeName}")
 		return anchorNode != ""
 	})
@@ -167,7 +169,7 @@ spec:
 	}
 	k.run("apply", "-f", writeTemp(t, "friends.yaml", b.String()))
 	var placed []string
-	waitFor(t, "4 friends bound", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "4 friends bound", func() bool {
 		placed = strings.Fields(k.run("get", "pods", "-l", "app=friend", "-o", "jsonpath={range .items[*]}{.spec.nodeName} {end}"))
 		return len(placed) == 4
 	})
@@ -203,7 +205,7 @@ spec:
 		t.Errorf("kubectl get pod shows no SchedulingGated status:\n%s", out)
 	}
 	k.run("patch", "pod", "gated", "--type=json", "-p", `[{"op":"remove","path":"/spec/schedulingGates"}]`)
-	waitFor(t, "the ungated pod bound", time.Minute, func() bool {
+	testenv.Eventually(t, time.Minute, "the ungated pod bound", func() bool {
 		return k.run("get", "pod", "gated", "-o", "jsonpath={.spec.nodeName}") != ""
 	})
 }

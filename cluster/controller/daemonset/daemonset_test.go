@@ -25,12 +25,6 @@ func start(t *testing.T) kubernetes.Interface {
 	return cc.Client
 }
 
-// eventually is testenv.Eventually for a condition that cannot fail.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	testenv.Eventually(t, 30*time.Second, what, func() (bool, error) { return cond(), nil })
-}
-
 // placement is "node:hash" of every live pod of the DaemonSet, sorted.
 func placement(t *testing.T, cs kubernetes.Interface) []string {
 	t.Helper()
@@ -89,8 +83,8 @@ func TestDaemonSetPlacementAndRollingUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pl []string
-	eventually(t, "pods on a, b and e", func() bool { pl = placement(t, cs); return nodesOf(pl) == "a,b,e" })
-	eventually(t, "status", func() bool {
+	testenv.Eventually(t, 30*time.Second, "pods on a, b and e", func() bool { pl = placement(t, cs); return nodesOf(pl) == "a,b,e" })
+	testenv.Eventually(t, 30*time.Second, "status", func() bool {
 		got, err := cs.AppsV1().DaemonSets("default").Get(ctx, "agent", metav1.GetOptions{})
 		return err == nil && got.Status.DesiredNumberScheduled == 3 && got.Status.CurrentNumberScheduled == 3 && got.Status.UpdatedNumberScheduled == 3
 	})
@@ -100,13 +94,13 @@ func TestDaemonSetPlacementAndRollingUpdate(t *testing.T) {
 	if _, err := cs.CoreV1().Nodes().Patch(ctx, "c", types.MergePatchType, []byte(`{"metadata":{"labels":{"role":"agent"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "pods on a, c and e", func() bool { pl = placement(t, cs); return nodesOf(pl) == "a,c,e" })
+	testenv.Eventually(t, 30*time.Second, "pods on a, c and e", func() bool { pl = placement(t, cs); return nodesOf(pl) == "a,c,e" })
 	oldHash := strings.SplitN(pl[0], ":", 2)[1]
 	if _, err := cs.AppsV1().DaemonSets("default").Patch(ctx, "agent", types.MergePatchType,
 		[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"agent","image":"registry.kstep.local/app:v2"}]}}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "every pod of the new template", func() bool {
+	testenv.Eventually(t, 30*time.Second, "every pod of the new template", func() bool {
 		pl = placement(t, cs)
 		if nodesOf(pl) != "a,c,e" {
 			return false

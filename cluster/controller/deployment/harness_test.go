@@ -3,8 +3,6 @@ package deployment_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -35,65 +33,39 @@ import (
 
 const ns = "default"
 
-type cluster struct {
-	cs     kubernetes.Interface
-	apiURL string
-	nodes  *testenv.Nodes
-}
-
 // startCluster brings up etcd, an apiserver, nodes n1 and n2 that run
 // pods at once, node "stuck" whose kubelet never does (pods bound there
 // stay Pending, never Ready), the binder, and the ReplicaSet and
 // Deployment controllers.
-func startCluster(t *testing.T) *cluster {
+func startCluster(t *testing.T) *testenv.Cluster {
 	t.Helper()
 	return startClusterWith(t, controller.DefaultOptions())
 }
 
-func startClusterWith(t *testing.T, opts controller.Options) *cluster {
+func startClusterWith(t *testing.T, opts controller.Options) *testenv.Cluster {
 	t.Helper()
-	etcdURL, _ := testenv.Etcd(t)
-	api := testenv.StartAPIServer(t, etcdURL, nil)
-	cs := kubernetes.NewForConfigOrDie(api.Config)
-	nodes := testenv.StartNodes(t, cs, testenv.NodeSpec{Name: "n1"}, testenv.NodeSpec{Name: "n2"}, testenv.NodeSpec{Name: "stuck"})
+	c := testenv.StartCluster(t)
+	nodes := testenv.StartNodes(t, c.Client, testenv.NodeSpec{Name: "n1"}, testenv.NodeSpec{Name: "n2"}, testenv.NodeSpec{Name: "stuck"})
 	nodes.Pause("stuck")
-	startBinder(t, cs, "n1", "n2")
+	startBinder(t, c.Client, "n1", "n2")
 
+	// Events go through client-go's recorder, as the controller-manager's
+	// component, not through the eventsink ControllerContext starts.
+	cc := testenv.ControllerContext(t, c.API.Config)
+	cc.Options = opts
 	ctx, cancel := context.WithCancel(context.Background())
-	f := informers.NewSharedInformerFactory(cs, 0)
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
-	level := slog.LevelWarn
-	if os.Getenv("KSTEP_TEST_DEBUG") != "" {
-		level = slog.LevelDebug
-	}
-	cc := &controller.Context{
-		Client:    cs,
-		Informers: f,
-		Recorder:  broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kstep-controller-manager"}),
-		Log:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
-		Now:       time.Now,
-		Options:   opts,
-	}
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
+	cc.Recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kstep-controller-manager"})
+	t.Cleanup(func() { cancel(); broadcaster.Shutdown() }) // after the controllers stop
 	// Built in the manager's order (by name): with a PodWatchDelay the
 	// first to ask for the pod informer builds the shared one.
 	ctrls := []controller.Controller{deployment.New(cc), replicaset.New(cc)}
 	if ctrls[0].Name() != "deployment" {
 		t.Fatalf("controller name %q", ctrls[0].Name())
 	}
-	f.Start(ctx.Done())
-	var wg sync.WaitGroup
-	for _, c := range ctrls {
-		wg.Add(1)
-		go func() { defer wg.Done(); c.Run(ctx) }()
-	}
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		f.Shutdown()
-		broadcaster.Shutdown()
-	})
-	return &cluster{cs: cs, apiURL: api.URL, nodes: nodes}
+	testenv.RunControllers(t, cc, ctrls...)
+	return c
 }
 
 // startBinder is a TEST-ONLY stand-in for the scheduler (cluster/scheduler
@@ -246,29 +218,16 @@ func rolledOut(d *appsv1.Deployment) bool {
 func waitRolledOut(t *testing.T, cs kubernetes.Interface, name string, timeout time.Duration) *appsv1.Deployment {
 	t.Helper()
 	var d *appsv1.Deployment
-	eventually(t, timeout, "deployment "+name+" rolled out", func() (bool, string) {
+	testenv.Eventually(t, timeout, "deployment "+name+" rolled out", func() (bool, error) {
 		d = getDeployment(t, cs, name)
-		return rolledOut(d), fmt.Sprintf("generation %d status %+v", d.Generation, d.Status)
-	})
+		return rolledOut(d), fmt.Errorf("generation %d status %+v", d.Generation, d.Status)
+	}, fastPoll)
 	return d
 }
 
-// eventually polls cond until it holds or timeout passes; cond's string
-// says what it saw, for the failure message.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, seen := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; last seen: %s", timeout, what, seen)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-}
+// fastPoll is how often these tests poll: every 25 ms, so that a state
+// a rollout passes through is seen.
+var fastPoll = testenv.Every(25 * time.Millisecond)
 
 // podWatch follows every pod of a label through a watch opened before the
 // change under test, and calls observe with the whole set after each

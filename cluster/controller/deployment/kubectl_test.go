@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func newKubectl(t *testing.T, c *cluster) *testenv.Kubectl {
+func newKubectl(t *testing.T, c *testenv.Cluster) *testenv.Kubectl {
 	t.Helper()
-	return testenv.NewKubectl(t, c.apiURL, "default")
+	return testenv.NewKubectl(t, c.API.URL, "default")
 }
 
 const kubectlManifest = `apiVersion: apps/v1
@@ -89,8 +89,8 @@ func TestKubectlRollout(t *testing.T) {
 	if got := img(); got != "registry.kstep.local/app:v1" {
 		t.Fatalf("image after undo: %q", got)
 	}
-	d := getDeployment(t, c.cs, "k")
-	rss := replicaSets(t, c.cs, d)
+	d := getDeployment(t, c.Client, "k")
+	rss := replicaSets(t, c.Client, d)
 	if len(rss) != 2 || rss["3"] == nil || rss["3"].Spec.Template.Spec.Containers[0].Image != "registry.kstep.local/app:v1" {
 		t.Fatalf("after undo: %s", describe(rss))
 	}
@@ -116,7 +116,7 @@ func TestKubectlRollout(t *testing.T) {
 	k.Run("rollout", "pause", "deployment/k")
 	k.Run("set", "image", "deployment/k", "app=registry.kstep.local/app:v3")
 	time.Sleep(time.Second)
-	if n := len(replicaSets(t, c.cs, getDeployment(t, c.cs, "k"))); n != 2 {
+	if n := len(replicaSets(t, c.Client, getDeployment(t, c.Client, "k"))); n != 2 {
 		t.Fatalf("paused deployment has %d replicasets", n)
 	}
 	if out, err := k.Try("rollout", "undo", "deployment/k"); err == nil || !strings.Contains(out, "paused") {
@@ -128,10 +128,10 @@ func TestKubectlRollout(t *testing.T) {
 
 	k.Run("rollout", "restart", "deployment/k")
 	status()
-	d = getDeployment(t, c.cs, "k")
+	d = getDeployment(t, c.Client, "k")
 	if d.Annotations[deployment.RevisionAnnotation] != "6" {
 		t.Errorf("revision after restart: %q, want 6", d.Annotations[deployment.RevisionAnnotation])
 	}
-	evs, _ := c.cs.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=k"})
+	evs, _ := c.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=k"})
 	t.Logf("%d events on deployment/k; kubectl get rs:\n%s", len(evs.Items), k.Run("get", "rs", "-o", "wide"))
 }

@@ -3,6 +3,7 @@ package deployment_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kstep-dev/kstep/cluster/controller"
 	"github.com/kstep-dev/kstep/cluster/controller/deployment"
+	"github.com/kstep-dev/kstep/internal/testenv"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,17 +74,17 @@ func (b *bounds) read() (maxPods, minAvail, maxAll, states int) {
 func TestRollingUpdateBoundsAndRollback(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
-	d, err := c.cs.AppsV1().Deployments(ns).Create(ctx, newDeployment("web", 10, rollingUpdate(2, 1)), metav1.CreateOptions{})
+	d, err := c.Client.AppsV1().Deployments(ns).Create(ctx, newDeployment("web", 10, rollingUpdate(2, 1)), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	d = waitRolledOut(t, c.cs, "web", 60*time.Second)
+	d = waitRolledOut(t, c.Client, "web", 60*time.Second)
 	t.Logf("initial rollout of 10 pods: %v", time.Since(start).Round(time.Millisecond))
 	if a := condition(d, appsv1.DeploymentAvailable); a == nil || a.Status != corev1.ConditionTrue || a.Reason != deployment.ReasonMinimumReplicasAvailable {
 		t.Fatalf("Available condition: %+v", a)
 	}
-	rss := replicaSets(t, c.cs, d)
+	rss := replicaSets(t, c.Client, d)
 	v1 := rss["1"]
 	if len(rss) != 1 || v1 == nil || d.Annotations[deployment.RevisionAnnotation] != "1" {
 		t.Fatalf("after create: replicasets by revision %v, deployment revision %q", keys(rss), d.Annotations[deployment.RevisionAnnotation])
@@ -90,12 +92,12 @@ func TestRollingUpdateBoundsAndRollback(t *testing.T) {
 	checkReplicaSetShape(t, d, v1)
 
 	b := &bounds{}
-	w := watchPods(t, c.cs, "app=web", b.observe)
+	w := watchPods(t, c.Client, "app=web", b.observe)
 	b.arm()
 
 	start = time.Now()
-	setImage(t, c.cs, "web", "registry.kstep.local/app:v2", nil)
-	d = waitRolledOut(t, c.cs, "web", 60*time.Second)
+	setImage(t, c.Client, "web", "registry.kstep.local/app:v2", nil)
+	d = waitRolledOut(t, c.Client, "web", 60*time.Second)
 	took := time.Since(start)
 	time.Sleep(300 * time.Millisecond) // let the watcher drain
 	maxPods, minAvail, maxAll, states := b.read()
@@ -107,7 +109,7 @@ func TestRollingUpdateBoundsAndRollback(t *testing.T) {
 	if states < 20 {
 		t.Errorf("the watcher saw only %d states: the rollout was not observed", states)
 	}
-	rss = replicaSets(t, c.cs, d)
+	rss = replicaSets(t, c.Client, d)
 	v2 := rss["2"]
 	if len(rss) != 2 || v2 == nil || rss["1"] == nil || *rss["1"].Spec.Replicas != 0 || *v2.Spec.Replicas != 10 {
 		t.Fatalf("after v2: replicasets %v", describe(rss))
@@ -122,7 +124,7 @@ func TestRollingUpdateBoundsAndRollback(t *testing.T) {
 	b.arm()
 	start = time.Now()
 	kubectlUndo(t, c, "web", "1")
-	d = waitRolledOut(t, c.cs, "web", 60*time.Second)
+	d = waitRolledOut(t, c.Client, "web", 60*time.Second)
 	took = time.Since(start)
 	time.Sleep(300 * time.Millisecond)
 	maxPods, minAvail, maxAll, states = b.read()
@@ -131,7 +133,7 @@ func TestRollingUpdateBoundsAndRollback(t *testing.T) {
 	if maxPods > 12 || minAvail < 9 {
 		t.Errorf("rollback broke its bounds: max %d pods (limit 12), min %d available (limit 9)", maxPods, minAvail)
 	}
-	rss = replicaSets(t, c.cs, d)
+	rss = replicaSets(t, c.Client, d)
 	back := rss["3"]
 	if len(rss) != 2 || back == nil || back.UID != v1.UID || rss["2"] == nil || *rss["2"].Spec.Replicas != 0 {
 		t.Fatalf("after rollback: replicasets %v (want the v1 ReplicaSet %s as revision 3)", describe(rss), v1.Name)
@@ -145,10 +147,10 @@ func TestRollingUpdateBoundsAndRollback(t *testing.T) {
 	assertPods(t, c, "app=web", 10, "registry.kstep.local/app:v1")
 
 	// The controller reported what it did as events on the Deployment.
-	eventually(t, 10*time.Second, "ScalingReplicaSet events", func() (bool, string) {
-		evs, err := c.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web"})
+	testenv.Eventually(t, 10*time.Second, "ScalingReplicaSet events", func() (bool, error) {
+		evs, err := c.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web"})
 		if err != nil {
-			return false, err.Error()
+			return false, err
 		}
 		n := 0
 		for _, e := range evs.Items {
@@ -156,8 +158,8 @@ func TestRollingUpdateBoundsAndRollback(t *testing.T) {
 				n++
 			}
 		}
-		return n >= 4, fmt.Sprintf("%d ScalingReplicaSet events", n)
-	})
+		return n >= 4, fmt.Errorf("%d ScalingReplicaSet events", n)
+	}, fastPoll)
 }
 
 // checkReplicaSetShape: name <deployment>-<hash>, the hash label on its
@@ -186,10 +188,10 @@ func checkReplicaSetShape(t *testing.T, d *appsv1.Deployment, rs *appsv1.Replica
 // kubectl 1.32 (pkg/polymorphichelpers/rollback.go): read the ReplicaSet
 // of the revision, and JSON-patch its template (hash label removed) and
 // its annotations (but the skipped ones) into the Deployment.
-func kubectlUndo(t *testing.T, c *cluster, name, revision string) {
+func kubectlUndo(t *testing.T, c *testenv.Cluster, name, revision string) {
 	t.Helper()
-	d := getDeployment(t, c.cs, name)
-	rs := replicaSets(t, c.cs, d)[revision]
+	d := getDeployment(t, c.Client, name)
+	rs := replicaSets(t, c.Client, d)[revision]
 	if rs == nil {
 		t.Fatalf("no replicaset of revision %s", revision)
 	}
@@ -213,7 +215,7 @@ func kubectlUndo(t *testing.T, c *cluster, name, revision string) {
 		map[string]any{"op": "replace", "path": "/spec/template", "value": tmpl},
 		map[string]any{"op": "replace", "path": "/metadata/annotations", "value": annotations},
 	})
-	if _, err := c.cs.AppsV1().Deployments(ns).Patch(context.Background(), name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := c.Client.AppsV1().Deployments(ns).Patch(context.Background(), name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("rollback patch: %v", err)
 	}
 }
@@ -221,12 +223,12 @@ func kubectlUndo(t *testing.T, c *cluster, name, revision string) {
 // assertPods waits until the label has exactly n pods that are not
 // terminating, all of image and Ready. Terminating pods are left out: on
 // the "stuck" node nothing ever finishes their deletion.
-func assertPods(t *testing.T, c *cluster, selector string, n int, img string) {
+func assertPods(t *testing.T, c *testenv.Cluster, selector string, n int, img string) {
 	t.Helper()
-	eventually(t, 30*time.Second, fmt.Sprintf("%d Ready pods of %s", n, img), func() (bool, string) {
-		l, err := c.cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("%d Ready pods of %s", n, img), func() (bool, error) {
+		l, err := c.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
-			return false, err.Error()
+			return false, err
 		}
 		var seen []string
 		live, ok := 0, true
@@ -241,8 +243,8 @@ func assertPods(t *testing.T, c *cluster, selector string, n int, img string) {
 				ok = false
 			}
 		}
-		return ok && live == n, strings.Join(seen, " ")
-	})
+		return ok && live == n, errors.New(strings.Join(seen, " "))
+	}, fastPoll)
 }
 
 func keys(m map[string]*appsv1.ReplicaSet) []string {
@@ -270,17 +272,17 @@ func TestRollingUpdateBoundsSlowPodWatch(t *testing.T) {
 	opts.PodWatchDelay = 300 * time.Millisecond
 	c := startClusterWith(t, opts)
 	ctx := context.Background()
-	if _, err := c.cs.AppsV1().Deployments(ns).Create(ctx, newDeployment("slow", 10, rollingUpdate(2, 1)), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, newDeployment("slow", 10, rollingUpdate(2, 1)), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitRolledOut(t, c.cs, "slow", 60*time.Second)
+	waitRolledOut(t, c.Client, "slow", 60*time.Second)
 	b := &bounds{}
-	watchPods(t, c.cs, "app=slow", b.observe)
+	watchPods(t, c.Client, "app=slow", b.observe)
 	for i, img := range []string{"registry.kstep.local/app:v2", "registry.kstep.local/app:v3"} {
 		b.arm()
 		start := time.Now()
-		setImage(t, c.cs, "slow", img, nil)
-		waitRolledOut(t, c.cs, "slow", 90*time.Second)
+		setImage(t, c.Client, "slow", img, nil)
+		waitRolledOut(t, c.Client, "slow", 90*time.Second)
 		took := time.Since(start)
 		time.Sleep(500 * time.Millisecond)
 		maxPods, minAvail, maxAll, states := b.read()
@@ -298,14 +300,14 @@ func TestRollingUpdateBoundsSlowPodWatch(t *testing.T) {
 func TestRecreateNeverOverlaps(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
-	if _, err := c.cs.AppsV1().Deployments(ns).Create(ctx, newDeployment("batch", 5,
+	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, newDeployment("batch", 5,
 		appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitRolledOut(t, c.cs, "batch", 60*time.Second)
+	waitRolledOut(t, c.Client, "batch", 60*time.Second)
 	var mu sync.Mutex
 	overlaps, states, maxOld, maxNew := 0, 0, 0, 0
-	watchPods(t, c.cs, "app=batch", func(pods map[types.UID]*corev1.Pod) {
+	watchPods(t, c.Client, "app=batch", func(pods map[types.UID]*corev1.Pod) {
 		mu.Lock()
 		defer mu.Unlock()
 		old, nw := 0, 0
@@ -323,8 +325,8 @@ func TestRecreateNeverOverlaps(t *testing.T) {
 		}
 	})
 	start := time.Now()
-	setImage(t, c.cs, "batch", "registry.kstep.local/app:v2", nil)
-	d := waitRolledOut(t, c.cs, "batch", 60*time.Second)
+	setImage(t, c.Client, "batch", "registry.kstep.local/app:v2", nil)
+	d := waitRolledOut(t, c.Client, "batch", 60*time.Second)
 	time.Sleep(300 * time.Millisecond)
 	mu.Lock()
 	t.Logf("recreate v1 -> v2: %v; %d states, %d with old and new pods together (max old %d, max new %d)",
@@ -334,7 +336,7 @@ func TestRecreateNeverOverlaps(t *testing.T) {
 	}
 	mu.Unlock()
 	assertPods(t, c, "app=batch", 5, "registry.kstep.local/app:v2")
-	if rss := replicaSets(t, c.cs, d); len(rss) != 2 || *rss["1"].Spec.Replicas != 0 || *rss["2"].Spec.Replicas != 5 {
+	if rss := replicaSets(t, c.Client, d); len(rss) != 2 || *rss["1"].Spec.Replicas != 0 || *rss["2"].Spec.Replicas != 5 {
 		t.Errorf("replicasets after recreate: %s", describe(rss))
 	}
 }
@@ -345,25 +347,25 @@ func TestRecreateNeverOverlaps(t *testing.T) {
 func TestPauseScaleResume(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
-	d, err := c.cs.AppsV1().Deployments(ns).Create(ctx, newDeployment("api", 10, rollingUpdate(3, 2)), metav1.CreateOptions{})
+	d, err := c.Client.AppsV1().Deployments(ns).Create(ctx, newDeployment("api", 10, rollingUpdate(3, 2)), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitRolledOut(t, c.cs, "api", 60*time.Second)
+	waitRolledOut(t, c.Client, "api", 60*time.Second)
 
 	// Paused: a new template starts nothing.
 	pause(t, c, "api", true)
-	d = update(t, c.cs, "api", func(d *appsv1.Deployment) {
+	d = update(t, c.Client, "api", func(d *appsv1.Deployment) {
 		d.Spec.Template.Spec.Containers[0].Image = "registry.kstep.local/app:v2"
 		d.Spec.Template.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "stuck"}
 	})
-	eventually(t, 10*time.Second, "paused generation observed", func() (bool, string) {
-		d = getDeployment(t, c.cs, "api")
+	testenv.Eventually(t, 10*time.Second, "paused generation observed", func() (bool, error) {
+		d = getDeployment(t, c.Client, "api")
 		return d.Status.ObservedGeneration == d.Generation && progressingReason(d) == deployment.ReasonDeploymentPaused,
-			fmt.Sprintf("observed %d of %d, progressing %q", d.Status.ObservedGeneration, d.Generation, progressingReason(d))
-	})
+			fmt.Errorf("observed %d of %d, progressing %q", d.Status.ObservedGeneration, d.Generation, progressingReason(d))
+	}, fastPoll)
 	time.Sleep(1500 * time.Millisecond)
-	if rss := replicaSets(t, c.cs, d); len(rss) != 1 {
+	if rss := replicaSets(t, c.Client, d); len(rss) != 1 {
 		t.Fatalf("a paused deployment rolled out: %s", describe(rss))
 	}
 	if p := condition(d, appsv1.DeploymentProgressing); p.Status != corev1.ConditionUnknown {
@@ -375,49 +377,49 @@ func TestPauseScaleResume(t *testing.T) {
 	// spent: old 8, new 5 (never Ready).
 	pause(t, c, "api", false)
 	var old, nw *appsv1.ReplicaSet
-	eventually(t, 20*time.Second, "the rollout to stall at 8 old + 5 new", func() (bool, string) {
-		d = getDeployment(t, c.cs, "api")
-		rss := replicaSets(t, c.cs, d)
+	testenv.Eventually(t, 20*time.Second, "the rollout to stall at 8 old + 5 new", func() (bool, error) {
+		d = getDeployment(t, c.Client, "api")
+		rss := replicaSets(t, c.Client, d)
 		old, nw = rss["1"], rss["2"]
-		return old != nil && nw != nil && *old.Spec.Replicas == 8 && *nw.Spec.Replicas == 5 && old.Status.AvailableReplicas == 8, describe(rss)
-	})
+		return old != nil && nw != nil && *old.Spec.Replicas == 8 && *nw.Spec.Replicas == 5 && old.Status.AvailableReplicas == 8, errors.New(describe(rss))
+	}, fastPoll)
 	time.Sleep(time.Second)
-	if rss := replicaSets(t, c.cs, d); *rss["1"].Spec.Replicas != 8 || *rss["2"].Spec.Replicas != 5 {
+	if rss := replicaSets(t, c.Client, d); *rss["1"].Spec.Replicas != 8 || *rss["2"].Spec.Replicas != 5 {
 		t.Fatalf("the stalled rollout moved: %s", describe(rss))
 	}
-	if r := progressingReason(getDeployment(t, c.cs, "api")); r != deployment.ReasonReplicaSetUpdated && r != deployment.ReasonNewReplicaSetCreated {
+	if r := progressingReason(getDeployment(t, c.Client, "api")); r != deployment.ReasonReplicaSetUpdated && r != deployment.ReasonNewReplicaSetCreated {
 		t.Errorf("stalled rollout Progressing reason %q", r)
 	}
 
 	// Paused mid-rollout and scaled 10 -> 20 through the scale subresource
 	// (kubectl scale): 20+3 replicas spread over 8:5 as 14:9.
 	pause(t, c, "api", true)
-	if _, err := c.cs.AppsV1().Deployments(ns).Patch(ctx, "api", types.MergePatchType, []byte(`{"spec":{"replicas":20}}`), metav1.PatchOptions{}, "scale"); err != nil {
+	if _, err := c.Client.AppsV1().Deployments(ns).Patch(ctx, "api", types.MergePatchType, []byte(`{"spec":{"replicas":20}}`), metav1.PatchOptions{}, "scale"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "proportional scale to 14 old + 9 new", func() (bool, string) {
-		rss := replicaSets(t, c.cs, d)
+	testenv.Eventually(t, 20*time.Second, "proportional scale to 14 old + 9 new", func() (bool, error) {
+		rss := replicaSets(t, c.Client, d)
 		old, nw = rss["1"], rss["2"]
 		return *old.Spec.Replicas == 14 && *nw.Spec.Replicas == 9 &&
-			old.Annotations[deployment.DesiredReplicasAnnotation] == "20" && nw.Annotations[deployment.MaxReplicasAnnotation] == "23", describe(rss)
-	})
+			old.Annotations[deployment.DesiredReplicasAnnotation] == "20" && nw.Annotations[deployment.MaxReplicasAnnotation] == "23", errors.New(describe(rss))
+	}, fastPoll)
 	t.Logf("paused mid-rollout at 8 old + 5 new, scaled 10 -> 20: old %d, new %d", *old.Spec.Replicas, *nw.Spec.Replicas)
 
 	// A third template, runnable, then resume: everything rolls over to v3.
-	setImage(t, c.cs, "api", "registry.kstep.local/app:v3", nil)
+	setImage(t, c.Client, "api", "registry.kstep.local/app:v3", nil)
 	pause(t, c, "api", false)
-	d = waitRolledOut(t, c.cs, "api", 90*time.Second)
+	d = waitRolledOut(t, c.Client, "api", 90*time.Second)
 	assertPods(t, c, "app=api", 20, "registry.kstep.local/app:v3")
-	rss := replicaSets(t, c.cs, d)
+	rss := replicaSets(t, c.Client, d)
 	if len(rss) != 3 || *rss["1"].Spec.Replicas != 0 || *rss["2"].Spec.Replicas != 0 || *rss["3"].Spec.Replicas != 20 {
 		t.Fatalf("after resume: %s", describe(rss))
 	}
 }
 
-func pause(t *testing.T, c *cluster, name string, paused bool) {
+func pause(t *testing.T, c *testenv.Cluster, name string, paused bool) {
 	t.Helper()
 	body := fmt.Sprintf(`{"spec":{"paused":%v}}`, paused)
-	if _, err := c.cs.AppsV1().Deployments(ns).Patch(context.Background(), name, types.StrategicMergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
+	if _, err := c.Client.AppsV1().Deployments(ns).Patch(context.Background(), name, types.StrategicMergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -429,18 +431,18 @@ func TestProgressDeadlineExceeded(t *testing.T) {
 	ctx := context.Background()
 	dep := newDeployment("late", 2, rollingUpdate(1, 0))
 	dep.Spec.ProgressDeadlineSeconds = ptr.To[int32](2)
-	if _, err := c.cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitRolledOut(t, c.cs, "late", 60*time.Second)
+	waitRolledOut(t, c.Client, "late", 60*time.Second)
 	start := time.Now()
-	setImage(t, c.cs, "late", "registry.kstep.local/app:v2", map[string]string{"kubernetes.io/hostname": "stuck"})
+	setImage(t, c.Client, "late", "registry.kstep.local/app:v2", map[string]string{"kubernetes.io/hostname": "stuck"})
 	var d *appsv1.Deployment
-	eventually(t, 20*time.Second, "ProgressDeadlineExceeded", func() (bool, string) {
-		d = getDeployment(t, c.cs, "late")
+	testenv.Eventually(t, 20*time.Second, "ProgressDeadlineExceeded", func() (bool, error) {
+		d = getDeployment(t, c.Client, "late")
 		p := condition(d, appsv1.DeploymentProgressing)
-		return p != nil && p.Status == corev1.ConditionFalse && p.Reason == deployment.ReasonProgressDeadlineExceeded, fmt.Sprintf("%+v", d.Status.Conditions)
-	})
+		return p != nil && p.Status == corev1.ConditionFalse && p.Reason == deployment.ReasonProgressDeadlineExceeded, fmt.Errorf("%+v", d.Status.Conditions)
+	}, fastPoll)
 	took := time.Since(start)
 	t.Logf("ProgressDeadlineExceeded %v after the update (deadline 2 s)", took.Round(time.Millisecond))
 	if took < 2*time.Second {
@@ -465,16 +467,16 @@ func TestMinReadySeconds(t *testing.T) {
 	ctx := context.Background()
 	dep := newDeployment("slowstart", 2, rollingUpdate(1, 0))
 	dep.Spec.MinReadySeconds = 2
-	if _, err := c.cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitRolledOut(t, c.cs, "slowstart", 60*time.Second)
+	waitRolledOut(t, c.Client, "slowstart", 60*time.Second)
 	b := &bounds{}
-	watchPods(t, c.cs, "app=slowstart", b.observe)
+	watchPods(t, c.Client, "app=slowstart", b.observe)
 	b.arm()
 	start := time.Now()
-	setImage(t, c.cs, "slowstart", "registry.kstep.local/app:v2", nil)
-	d := waitRolledOut(t, c.cs, "slowstart", 60*time.Second)
+	setImage(t, c.Client, "slowstart", "registry.kstep.local/app:v2", nil)
+	d := waitRolledOut(t, c.Client, "slowstart", 60*time.Second)
 	took := time.Since(start)
 	maxPods, minReady, _, _ := b.read()
 	t.Logf("2 replicas, surge 1, unavailable 0, minReadySeconds 2: rollout took %v; max %d pods, min %d Ready", took.Round(time.Millisecond), maxPods, minReady)
@@ -486,16 +488,16 @@ func TestMinReadySeconds(t *testing.T) {
 	if maxPods > 3 || minReady < 2 {
 		t.Errorf("bounds: max %d pods (limit 3), min %d Ready (limit 2)", maxPods, minReady)
 	}
-	rss := replicaSets(t, c.cs, d)
+	rss := replicaSets(t, c.Client, d)
 	if rss["2"].Spec.MinReadySeconds != 2 {
 		t.Errorf("new replicaset minReadySeconds %d", rss["2"].Spec.MinReadySeconds)
 	}
-	update(t, c.cs, "slowstart", func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 0 })
-	eventually(t, 10*time.Second, "minReadySeconds 0 on the current replicaset", func() (bool, string) {
-		rs := replicaSets(t, c.cs, d)["2"]
-		return rs.Spec.MinReadySeconds == 0, fmt.Sprint(rs.Spec.MinReadySeconds)
-	})
-	if n := len(replicaSets(t, c.cs, d)); n != 2 {
+	update(t, c.Client, "slowstart", func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 0 })
+	testenv.Eventually(t, 10*time.Second, "minReadySeconds 0 on the current replicaset", func() (bool, error) {
+		rs := replicaSets(t, c.Client, d)["2"]
+		return rs.Spec.MinReadySeconds == 0, fmt.Errorf("minReadySeconds %d", rs.Spec.MinReadySeconds)
+	}, fastPoll)
+	if n := len(replicaSets(t, c.Client, d)); n != 2 {
 		t.Errorf("a minReadySeconds change made a new replicaset: %d", n)
 	}
 }

@@ -15,13 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// syncBuffer is a trace sink the test reads while the tracer writes.
-type syncBuffer = testenv.SyncBuffer
-
 // addressesOf returns the pod names in an Endpoints' addresses and
 // notReadyAddresses, checking each address against its pod.
-func (c *cluster) addressesOf(t *testing.T, ns, name string) (ready, notReady []string, err error) {
-	ep, err := c.cs.CoreV1().Endpoints(ns).Get(c.ctx, name, metav1.GetOptions{})
+func addressesOf(t *testing.T, c *testenv.ControllerCluster, ns, name string) (ready, notReady []string, err error) {
+	ep, err := c.Client.CoreV1().Endpoints(ns).Get(c.Ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -29,7 +26,7 @@ func (c *cluster) addressesOf(t *testing.T, ns, name string) (ready, notReady []
 		if a.TargetRef == nil || a.TargetRef.Kind != "Pod" {
 			return "", fmt.Errorf("address %s: targetRef %+v", a.IP, a.TargetRef)
 		}
-		pod, err := c.cs.CoreV1().Pods(ns).Get(c.ctx, a.TargetRef.Name, metav1.GetOptions{})
+		pod, err := c.Client.CoreV1().Pods(ns).Get(c.Ctx, a.TargetRef.Name, metav1.GetOptions{})
 		if err != nil {
 			return "", err
 		}
@@ -62,10 +59,10 @@ func (c *cluster) addressesOf(t *testing.T, ns, name string) (ready, notReady []
 	return ready, notReady, nil
 }
 
-func (c *cluster) waitAddresses(t *testing.T, ns, name string, ready, notReady []string) {
+func waitAddresses(t *testing.T, c *testenv.ControllerCluster, ns, name string, ready, notReady []string) {
 	t.Helper()
-	eventually(t, 10*time.Second, fmt.Sprintf("endpoints %s: ready %v, not ready %v", name, ready, notReady), func() (bool, error) {
-		r, nr, err := c.addressesOf(t, ns, name)
+	testenv.Eventually(t, 10*time.Second, fmt.Sprintf("endpoints %s: ready %v, not ready %v", name, ready, notReady), func() (bool, error) {
+		r, nr, err := addressesOf(t, c, ns, name)
 		if err != nil {
 			return false, err
 		}
@@ -73,12 +70,12 @@ func (c *cluster) waitAddresses(t *testing.T, ns, name string, ready, notReady [
 	})
 }
 
-func (c *cluster) createPod(t *testing.T, ns, name, app, node string) *corev1.Pod {
+func createPod(t *testing.T, c *testenv.ControllerCluster, ns, name, app, node string) *corev1.Pod {
 	t.Helper()
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": app}},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "kstep/workload",
 			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}}}}}
-	got, err := c.cs.CoreV1().Pods(ns).Create(c.ctx, p, metav1.CreateOptions{})
+	got, err := c.Client.CoreV1().Pods(ns).Create(c.Ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,10 +83,10 @@ func (c *cluster) createPod(t *testing.T, ns, name, app, node string) *corev1.Po
 }
 
 // setReady writes the pod's Ready condition, as a kubelet's probe would.
-func (c *cluster) setReady(t *testing.T, ns, name string, ready corev1.ConditionStatus) {
+func setReady(t *testing.T, c *testenv.ControllerCluster, ns, name string, ready corev1.ConditionStatus) {
 	t.Helper()
-	eventually(t, 5*time.Second, "status written", func() (bool, error) {
-		p, err := c.cs.CoreV1().Pods(ns).Get(c.ctx, name, metav1.GetOptions{})
+	testenv.Eventually(t, 5*time.Second, "status written", func() (bool, error) {
+		p, err := c.Client.CoreV1().Pods(ns).Get(c.Ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -98,19 +95,21 @@ func (c *cluster) setReady(t *testing.T, ns, name string, ready corev1.Condition
 				p.Status.Conditions[i].Status = ready
 			}
 		}
-		_, err = c.cs.CoreV1().Pods(ns).UpdateStatus(c.ctx, p, metav1.UpdateOptions{})
+		_, err = c.Client.CoreV1().Pods(ns).UpdateStatus(c.Ctx, p, metav1.UpdateOptions{})
 		return err == nil, err
 	})
 }
 
 func TestEndpoints(t *testing.T) {
-	sink := &syncBuffer{}
+	sink := &testenv.SyncBuffer{}
 	tracer := trace.New("controller-manager", sink, 0)
 	t.Cleanup(func() { _ = tracer.Close() }) // after the controller stops
-	c := startCluster(t, tracer)
-	ns := c.namespace(t)
+	c := testenv.StartControllerCluster(t, "ep")
+	c.Controllers.Tracer = tracer
+	testenv.RunController(t, New(c.Controllers), c.Controllers)
+	ns := c.Namespace(t)
 
-	svc, err := c.cs.CoreV1().Services(ns).Create(c.ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"team": "a"}},
+	svc, err := c.Client.CoreV1().Services(ns).Create(c.Ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"team": "a"}},
 		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}}}, metav1.CreateOptions{})
 	if err != nil {
@@ -118,21 +117,21 @@ func TestEndpoints(t *testing.T) {
 	}
 	pods := map[string]*corev1.Pod{}
 	for _, name := range []string{"web-0", "web-1", "web-2"} {
-		pods[name] = c.createPod(t, ns, name, "web", "n1")
+		pods[name] = createPod(t, c, ns, name, "web", "n1")
 	}
-	c.createPod(t, ns, "web-unscheduled", "web", "") // no node, no IP: not an endpoint
-	c.createPod(t, ns, "other", "other", "n1")       // another app
+	createPod(t, c, ns, "web-unscheduled", "web", "") // no node, no IP: not an endpoint
+	createPod(t, c, ns, "other", "other", "n1")       // another app
 
 	t.Run("exactly the Ready pods", func(t *testing.T) {
-		c.waitAddresses(t, ns, "web", []string{"web-0", "web-1", "web-2"}, nil)
-		ep, err := c.cs.CoreV1().Endpoints(ns).Get(c.ctx, "web", metav1.GetOptions{})
+		waitAddresses(t, c, ns, "web", []string{"web-0", "web-1", "web-2"}, nil)
+		ep, err := c.Client.CoreV1().Endpoints(ns).Get(c.Ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ep.Labels["team"] != "a" {
 			t.Errorf("endpoints labels %v, want the service's", ep.Labels)
 		}
-		eventually(t, 5*time.Second, "endpoints.updated stamped once per pod", func() (bool, error) {
+		testenv.Eventually(t, 5*time.Second, "endpoints.updated stamped once per pod", func() (bool, error) {
 			got := sink.PodStamps(t, trace.EndpointsUpdated)
 			for _, p := range pods {
 				if got[p.UID] != 1 {
@@ -144,78 +143,78 @@ func TestEndpoints(t *testing.T) {
 	})
 
 	t.Run("no write when nothing changed", func(t *testing.T) {
-		before, err := c.cs.CoreV1().Endpoints(ns).Get(c.ctx, "web", metav1.GetOptions{})
+		before, err := c.Client.CoreV1().Endpoints(ns).Get(c.Ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// A change of a pod that no Endpoints field reflects, and of the
 		// Service outside what the Endpoints say.
-		if _, err := c.cs.CoreV1().Pods(ns).Patch(c.ctx, "web-0", types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+		if _, err := c.Client.CoreV1().Pods(ns).Patch(c.Ctx, "web-0", types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.cs.CoreV1().Services(ns).Patch(c.ctx, "web", types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+		if _, err := c.Client.CoreV1().Services(ns).Patch(c.Ctx, "web", types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		consistently(t, time.Second, "endpoints unwritten", func() (bool, error) {
-			now, err := c.cs.CoreV1().Endpoints(ns).Get(c.ctx, "web", metav1.GetOptions{})
+		testenv.Consistently(t, time.Second, "endpoints unwritten", func() (bool, error) {
+			now, err := c.Client.CoreV1().Endpoints(ns).Get(c.Ctx, "web", metav1.GetOptions{})
 			return err == nil && now.ResourceVersion == before.ResourceVersion, fmt.Errorf("resourceVersion %s -> %s (%v)", before.ResourceVersion, now.ResourceVersion, err)
 		})
 	})
 
 	t.Run("a pod whose Ready goes False moves to notReadyAddresses", func(t *testing.T) {
-		c.setReady(t, ns, "web-1", corev1.ConditionFalse)
-		c.waitAddresses(t, ns, "web", []string{"web-0", "web-2"}, []string{"web-1"})
-		c.setReady(t, ns, "web-1", corev1.ConditionTrue)
-		c.waitAddresses(t, ns, "web", []string{"web-0", "web-1", "web-2"}, nil)
-		eventually(t, 5*time.Second, "web-1 stamped again when back in addresses", func() (bool, error) {
+		setReady(t, c, ns, "web-1", corev1.ConditionFalse)
+		waitAddresses(t, c, ns, "web", []string{"web-0", "web-2"}, []string{"web-1"})
+		setReady(t, c, ns, "web-1", corev1.ConditionTrue)
+		waitAddresses(t, c, ns, "web", []string{"web-0", "web-1", "web-2"}, nil)
+		testenv.Eventually(t, 5*time.Second, "web-1 stamped again when back in addresses", func() (bool, error) {
 			got := sink.PodStamps(t, trace.EndpointsUpdated)
 			return got[pods["web-1"].UID] == 2 && got[pods["web-0"].UID] == 1, fmt.Errorf("stamps %v", got)
 		})
 	})
 
 	t.Run("a deleted pod is dropped", func(t *testing.T) {
-		if err := c.cs.CoreV1().Pods(ns).Delete(c.ctx, "web-2", metav1.DeleteOptions{}); err != nil {
+		if err := c.Client.CoreV1().Pods(ns).Delete(c.Ctx, "web-2", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		c.waitAddresses(t, ns, "web", []string{"web-0", "web-1"}, nil)
+		waitAddresses(t, c, ns, "web", []string{"web-0", "web-1"}, nil)
 	})
 
 	t.Run("a new matching pod is added", func(t *testing.T) {
-		c.createPod(t, ns, "web-3", "web", "n1")
-		c.waitAddresses(t, ns, "web", []string{"web-0", "web-1", "web-3"}, nil)
+		createPod(t, c, ns, "web-3", "web", "n1")
+		waitAddresses(t, c, ns, "web", []string{"web-0", "web-1", "web-3"}, nil)
 	})
 
 	t.Run("Endpoints deleted by someone else come back", func(t *testing.T) {
-		if err := c.cs.CoreV1().Endpoints(ns).Delete(c.ctx, "web", metav1.DeleteOptions{}); err != nil {
+		if err := c.Client.CoreV1().Endpoints(ns).Delete(c.Ctx, "web", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		c.waitAddresses(t, ns, "web", []string{"web-0", "web-1", "web-3"}, nil)
+		waitAddresses(t, c, ns, "web", []string{"web-0", "web-1", "web-3"}, nil)
 	})
 
 	t.Run("a Service without a selector is left alone", func(t *testing.T) {
-		if _, err := c.cs.CoreV1().Services(ns).Create(c.ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "manual"},
+		if _, err := c.Client.CoreV1().Services(ns).Create(c.Ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "manual"},
 			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		mine, err := c.cs.CoreV1().Endpoints(ns).Create(c.ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "manual"},
+		mine, err := c.Client.CoreV1().Endpoints(ns).Create(c.Ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "manual"},
 			Subsets: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "192.0.2.10"}},
 				Ports: []corev1.EndpointPort{{Port: 80, Protocol: corev1.ProtocolTCP}}}}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		consistently(t, time.Second, "hand-written endpoints untouched", func() (bool, error) {
-			now, err := c.cs.CoreV1().Endpoints(ns).Get(c.ctx, "manual", metav1.GetOptions{})
+		testenv.Consistently(t, time.Second, "hand-written endpoints untouched", func() (bool, error) {
+			now, err := c.Client.CoreV1().Endpoints(ns).Get(c.Ctx, "manual", metav1.GetOptions{})
 			return err == nil && now.ResourceVersion == mine.ResourceVersion, err
 		})
 	})
 
 	t.Run("Endpoints go with their Service", func(t *testing.T) {
 		for _, name := range []string{svc.Name, "manual"} {
-			if err := c.cs.CoreV1().Services(ns).Delete(c.ctx, name, metav1.DeleteOptions{}); err != nil {
+			if err := c.Client.CoreV1().Services(ns).Delete(c.Ctx, name, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 10*time.Second, "endpoints "+name+" gone", func() (bool, error) {
-				_, err := c.cs.CoreV1().Endpoints(ns).Get(c.ctx, name, metav1.GetOptions{})
+			testenv.Eventually(t, 10*time.Second, "endpoints "+name+" gone", func() (bool, error) {
+				_, err := c.Client.CoreV1().Endpoints(ns).Get(c.Ctx, name, metav1.GetOptions{})
 				return apierrors.IsNotFound(err), err
 			})
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,9 +21,9 @@ import (
 // holdFinalizer keeps a deleted pod terminating until the test lets go.
 const holdFinalizer = "kstep.dev/test-hold"
 
-func (c *cluster) slicesOf(t *testing.T, ns, svc string) []discoveryv1.EndpointSlice {
+func slicesOf(t *testing.T, c *testenv.ControllerCluster, ns, svc string) []discoveryv1.EndpointSlice {
 	t.Helper()
-	l, err := c.cs.DiscoveryV1().EndpointSlices(ns).List(c.ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
+	l, err := c.Client.DiscoveryV1().EndpointSlices(ns).List(c.Ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,10 +41,10 @@ type view struct {
 	emptySlices int
 }
 
-func (c *cluster) view(t *testing.T, ns string, svc *corev1.Service, managedBy string) (view, error) {
+func viewOf(t *testing.T, c *testenv.ControllerCluster, ns string, svc *corev1.Service, managedBy string) (view, error) {
 	t.Helper()
 	v := view{byPod: map[string]discoveryv1.Endpoint{}, portsByPod: map[string]int32{}}
-	v.slices = c.slicesOf(t, ns, svc.Name)
+	v.slices = slicesOf(t, c, ns, svc.Name)
 	for _, s := range v.slices {
 		if s.Labels[discoveryv1.LabelManagedBy] != managedBy {
 			continue
@@ -81,11 +82,11 @@ func (c *cluster) view(t *testing.T, ns string, svc *corev1.Service, managedBy s
 
 // waitView waits until the Service's slices satisfy ok, and never sees
 // one over 100 endpoints or left empty on the way.
-func (c *cluster) waitView(t *testing.T, ns string, svc *corev1.Service, managedBy, what string, ok func(v view) error) view {
+func waitView(t *testing.T, c *testenv.ControllerCluster, ns string, svc *corev1.Service, managedBy, what string, ok func(v view) error) view {
 	t.Helper()
 	var last view
-	eventually(t, 20*time.Second, what, func() (bool, error) {
-		v, err := c.view(t, ns, svc, managedBy)
+	testenv.Eventually(t, 20*time.Second, what, func() (bool, error) {
+		v, err := viewOf(t, c, ns, svc, managedBy)
 		if err != nil {
 			return false, err
 		}
@@ -102,7 +103,7 @@ func (c *cluster) waitView(t *testing.T, ns string, svc *corev1.Service, managed
 	return last
 }
 
-func (c *cluster) createPod(t *testing.T, ns, name, app string, port int32, hold bool) *corev1.Pod {
+func createPod(t *testing.T, c *testenv.ControllerCluster, ns, name, app string, port int32, hold bool) *corev1.Pod {
 	t.Helper()
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": app}},
 		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "kstep/workload",
@@ -110,25 +111,25 @@ func (c *cluster) createPod(t *testing.T, ns, name, app string, port int32, hold
 	if hold {
 		p.Finalizers = []string{holdFinalizer}
 	}
-	got, err := c.cs.CoreV1().Pods(ns).Create(c.ctx, p, metav1.CreateOptions{})
+	got, err := c.Client.CoreV1().Pods(ns).Create(c.Ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return got
 }
 
-func (c *cluster) release(t *testing.T, ns, name string) {
+func release(t *testing.T, c *testenv.ControllerCluster, ns, name string) {
 	t.Helper()
-	if _, err := c.cs.CoreV1().Pods(ns).Patch(c.ctx, name, types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Pods(ns).Patch(c.Ctx, name, types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // setReady writes the pod's Ready condition, as a kubelet's probe would.
-func (c *cluster) setReady(t *testing.T, ns, name string, ready corev1.ConditionStatus) {
+func setReady(t *testing.T, c *testenv.ControllerCluster, ns, name string, ready corev1.ConditionStatus) {
 	t.Helper()
-	eventually(t, 5*time.Second, "status written", func() (bool, error) {
-		p, err := c.cs.CoreV1().Pods(ns).Get(c.ctx, name, metav1.GetOptions{})
+	testenv.Eventually(t, 5*time.Second, "status written", func() (bool, error) {
+		p, err := c.Client.CoreV1().Pods(ns).Get(c.Ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -140,14 +141,14 @@ func (c *cluster) setReady(t *testing.T, ns, name string, ready corev1.Condition
 				p.Status.Conditions[i].Status = ready
 			}
 		}
-		_, err = c.cs.CoreV1().Pods(ns).UpdateStatus(c.ctx, p, metav1.UpdateOptions{})
+		_, err = c.Client.CoreV1().Pods(ns).UpdateStatus(c.Ctx, p, metav1.UpdateOptions{})
 		return err == nil, err
 	})
 }
 
-func (c *cluster) service(t *testing.T, ns, name string, spec corev1.ServiceSpec) *corev1.Service {
+func service(t *testing.T, c *testenv.ControllerCluster, ns, name string, spec corev1.ServiceSpec) *corev1.Service {
 	t.Helper()
-	svc, err := c.cs.CoreV1().Services(ns).Create(c.ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}, metav1.CreateOptions{})
+	svc, err := c.Client.CoreV1().Services(ns).Create(c.Ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,24 +186,24 @@ const (
 )
 
 func TestEndpointSlices(t *testing.T) {
-	c := startCluster(t, nil, nil, New)
-	if _, err := c.cs.CoreV1().Nodes().Patch(c.ctx, "n1", types.MergePatchType, []byte(`{"metadata":{"labels":{"topology.kubernetes.io/zone":"zone-a"}}}`), metav1.PatchOptions{}); err != nil {
+	c := testenv.StartControllerCluster(t, "eps", New)
+	if _, err := c.Client.CoreV1().Nodes().Patch(c.Ctx, "n1", types.MergePatchType, []byte(`{"metadata":{"labels":{"topology.kubernetes.io/zone":"zone-a"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ns := c.namespace(t)
+	ns := c.Namespace(t)
 	const n = 250
 	names := make([]string, n)
 	for i := range n {
 		names[i] = fmt.Sprintf("web-%03d", i)
-		c.createPod(t, ns, names[i], "web", 8080, true)
+		createPod(t, c, ns, names[i], "web", 8080, true)
 	}
-	c.createPod(t, ns, "other", "other", 8080, false)
+	createPod(t, c, ns, "other", "other", 8080, false)
 	// The Service comes once every pod runs with its address, so the
 	// controller's first sync sees all 250 and packs them 100, 100, 50.
 	// Created before, it would see them arrive in batches of any size, and
 	// (as upstream) slices filled batch by batch end up in other sizes.
-	eventually(t, 30*time.Second, "250 pods running with an address", func() (bool, error) {
-		l, err := c.cs.CoreV1().Pods(ns).List(c.ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	testenv.Eventually(t, 30*time.Second, "250 pods running with an address", func() (bool, error) {
+		l, err := c.Client.CoreV1().Pods(ns).List(c.Ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
 			return false, err
 		}
@@ -216,10 +217,10 @@ func TestEndpointSlices(t *testing.T) {
 		}
 		return running == n, nil
 	})
-	svc := c.service(t, ns, "web", httpService("web"))
+	svc := service(t, c, ns, "web", httpService("web"))
 
 	t.Run("250 pods: 3 slices of 100, 100 and 50", func(t *testing.T) {
-		v := c.waitView(t, ns, svc, ManagedBy, "250 ready endpoints", func(v view) error {
+		v := waitView(t, c, ns, svc, ManagedBy, "250 ready endpoints", func(v view) error {
 			if !slices.Equal(v.sizes, []int{50, 100, 100}) || countConds(v)[readyConds] != n {
 				return fmt.Errorf("sizes %v, conditions %v", v.sizes, countConds(v))
 			}
@@ -230,7 +231,7 @@ func TestEndpointSlices(t *testing.T) {
 				t.Errorf("slice %s: addressType %s ports %+v", s.Name, s.AddressType, s.Ports)
 			}
 		}
-		pods, err := c.cs.CoreV1().Pods(ns).List(c.ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		pods, err := c.Client.CoreV1().Pods(ns).List(c.Ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,17 +248,17 @@ func TestEndpointSlices(t *testing.T) {
 	})
 
 	t.Run("nothing changed: nothing written", func(t *testing.T) {
-		w, err := c.cs.DiscoveryV1().EndpointSlices(ns).Watch(c.ctx, metav1.ListOptions{ResourceVersion: c.slicesRV(t, ns)})
+		w, err := c.Client.DiscoveryV1().EndpointSlices(ns).Watch(c.Ctx, metav1.ListOptions{ResourceVersion: slicesRV(t, c, ns)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer w.Stop()
 		for _, name := range names[:5] {
-			if _, err := c.cs.CoreV1().Pods(ns).Patch(c.ctx, name, types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+			if _, err := c.Client.CoreV1().Pods(ns).Patch(c.Ctx, name, types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := c.cs.CoreV1().Services(ns).Patch(c.ctx, "web", types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+		if _, err := c.Client.CoreV1().Services(ns).Patch(c.Ctx, "web", types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if writes := countEvents(w, 1500*time.Millisecond); writes != 0 {
@@ -267,18 +268,18 @@ func TestEndpointSlices(t *testing.T) {
 
 	t.Run("readiness tracked", func(t *testing.T) {
 		for _, name := range names[100:110] {
-			c.setReady(t, ns, name, corev1.ConditionFalse)
+			setReady(t, c, ns, name, corev1.ConditionFalse)
 		}
-		c.waitView(t, ns, svc, ManagedBy, "10 not ready", func(v view) error {
+		waitView(t, c, ns, svc, ManagedBy, "10 not ready", func(v view) error {
 			if cc := countConds(v); cc[notReadyConds] != 10 || cc[readyConds] != n-10 || !slices.Equal(v.sizes, []int{50, 100, 100}) {
 				return fmt.Errorf("sizes %v, conditions %v", v.sizes, cc)
 			}
 			return nil
 		})
 		for _, name := range names[100:110] {
-			c.setReady(t, ns, name, corev1.ConditionTrue)
+			setReady(t, c, ns, name, corev1.ConditionTrue)
 		}
-		c.waitView(t, ns, svc, ManagedBy, "ready again", func(v view) error {
+		waitView(t, c, ns, svc, ManagedBy, "ready again", func(v view) error {
 			if cc := countConds(v); cc[readyConds] != n {
 				return fmt.Errorf("conditions %v", cc)
 			}
@@ -287,10 +288,10 @@ func TestEndpointSlices(t *testing.T) {
 	})
 
 	t.Run("a node's zone change reaches its endpoints", func(t *testing.T) {
-		if _, err := c.cs.CoreV1().Nodes().Patch(c.ctx, "n1", types.MergePatchType, []byte(`{"metadata":{"labels":{"topology.kubernetes.io/zone":"zone-b"}}}`), metav1.PatchOptions{}); err != nil {
+		if _, err := c.Client.CoreV1().Nodes().Patch(c.Ctx, "n1", types.MergePatchType, []byte(`{"metadata":{"labels":{"topology.kubernetes.io/zone":"zone-b"}}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		c.waitView(t, ns, svc, ManagedBy, "zone-b everywhere", func(v view) error {
+		waitView(t, c, ns, svc, ManagedBy, "zone-b everywhere", func(v view) error {
 			for name, ep := range v.byPod {
 				if ptr.Deref(ep.Zone, "") != "zone-b" {
 					return fmt.Errorf("%s in zone %q", name, ptr.Deref(ep.Zone, ""))
@@ -303,20 +304,20 @@ func TestEndpointSlices(t *testing.T) {
 	t.Run("deleted pods: terminating, then gone", func(t *testing.T) {
 		gone := names[:60]
 		for _, name := range gone {
-			if err := c.cs.CoreV1().Pods(ns).Delete(c.ctx, name, metav1.DeleteOptions{}); err != nil {
+			if err := c.Client.CoreV1().Pods(ns).Delete(c.Ctx, name, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		c.waitView(t, ns, svc, ManagedBy, "60 terminating", func(v view) error {
+		waitView(t, c, ns, svc, ManagedBy, "60 terminating", func(v view) error {
 			if cc := countConds(v); cc[terminatingConds] != 60 || cc[readyConds] != n-60 {
 				return fmt.Errorf("sizes %v, conditions %v", v.sizes, cc)
 			}
 			return nil
 		})
 		for _, name := range gone {
-			c.release(t, ns, name)
+			release(t, c, ns, name)
 		}
-		c.waitView(t, ns, svc, ManagedBy, "190 endpoints", func(v view) error {
+		waitView(t, c, ns, svc, ManagedBy, "190 endpoints", func(v view) error {
 			if len(v.byPod) != n-60 || countConds(v)[readyConds] != n-60 || len(v.sizes) > 3 {
 				return fmt.Errorf("sizes %v, conditions %v", v.sizes, countConds(v))
 			}
@@ -325,11 +326,11 @@ func TestEndpointSlices(t *testing.T) {
 	})
 
 	t.Run("new pods fill slices with room before any is created", func(t *testing.T) {
-		before := len(c.slicesOf(t, ns, "web"))
+		before := len(slicesOf(t, c, ns, "web"))
 		for i := n; i < n+50; i++ {
-			c.createPod(t, ns, fmt.Sprintf("web-%03d", i), "web", 8080, true)
+			createPod(t, c, ns, fmt.Sprintf("web-%03d", i), "web", 8080, true)
 		}
-		v := c.waitView(t, ns, svc, ManagedBy, "240 endpoints", func(v view) error {
+		v := waitView(t, c, ns, svc, ManagedBy, "240 endpoints", func(v view) error {
 			if countConds(v)[readyConds] != n-10 {
 				return fmt.Errorf("sizes %v, conditions %v", v.sizes, countConds(v))
 			}
@@ -341,17 +342,17 @@ func TestEndpointSlices(t *testing.T) {
 	})
 
 	t.Run("slices left empty are deleted", func(t *testing.T) {
-		pods, err := c.cs.CoreV1().Pods(ns).List(c.ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		pods, err := c.Client.CoreV1().Pods(ns).List(c.Ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range pods.Items[30:] {
-			if err := c.cs.CoreV1().Pods(ns).Delete(c.ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			if err := c.Client.CoreV1().Pods(ns).Delete(c.Ctx, p.Name, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			c.release(t, ns, p.Name)
+			release(t, c, ns, p.Name)
 		}
-		c.waitView(t, ns, svc, ManagedBy, "30 endpoints", func(v view) error {
+		waitView(t, c, ns, svc, ManagedBy, "30 endpoints", func(v view) error {
 			if len(v.byPod) != 30 || len(v.sizes) > 3 {
 				return fmt.Errorf("sizes %v", v.sizes)
 			}
@@ -360,19 +361,19 @@ func TestEndpointSlices(t *testing.T) {
 	})
 
 	t.Run("slices go with their Service", func(t *testing.T) {
-		if err := c.cs.CoreV1().Services(ns).Delete(c.ctx, "web", metav1.DeleteOptions{}); err != nil {
+		if err := c.Client.CoreV1().Services(ns).Delete(c.Ctx, "web", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "no slices", func() (bool, error) {
-			n := len(c.slicesOf(t, ns, "web"))
+		testenv.Eventually(t, 10*time.Second, "no slices", func() (bool, error) {
+			n := len(slicesOf(t, c, ns, "web"))
 			return n == 0, fmt.Errorf("%d slices", n)
 		})
 	})
 }
 
-func (c *cluster) slicesRV(t *testing.T, ns string) string {
+func slicesRV(t *testing.T, c *testenv.ControllerCluster, ns string) string {
 	t.Helper()
-	l, err := c.cs.DiscoveryV1().EndpointSlices(ns).List(c.ctx, metav1.ListOptions{})
+	l, err := c.Client.DiscoveryV1().EndpointSlices(ns).List(c.Ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,15 +400,15 @@ func countEvents(w watch.Interface, d time.Duration) int {
 }
 
 func TestEndpointSlicePorts(t *testing.T) {
-	c := startCluster(t, nil, nil, New)
-	ns := c.namespace(t)
+	c := testenv.StartControllerCluster(t, "eps", New)
+	ns := c.Namespace(t)
 
 	t.Run("a named targetPort resolves per pod", func(t *testing.T) {
-		svc := c.service(t, ns, "mixed", httpService("mixed"))
-		c.createPod(t, ns, "mixed-a", "mixed", 8080, false)
-		c.createPod(t, ns, "mixed-b", "mixed", 9090, false)
-		c.createPod(t, ns, "mixed-c", "mixed", 9090, false)
-		c.waitView(t, ns, svc, ManagedBy, "two port sets", func(v view) error {
+		svc := service(t, c, ns, "mixed", httpService("mixed"))
+		createPod(t, c, ns, "mixed-a", "mixed", 8080, false)
+		createPod(t, c, ns, "mixed-b", "mixed", 9090, false)
+		createPod(t, c, ns, "mixed-c", "mixed", 9090, false)
+		waitView(t, c, ns, svc, ManagedBy, "two port sets", func(v view) error {
 			want := map[string]int32{"mixed-a": 8080, "mixed-b": 9090, "mixed-c": 9090}
 			if len(v.sizes) != 2 || len(v.portsByPod) != 3 {
 				return fmt.Errorf("sizes %v ports %v", v.sizes, v.portsByPod)
@@ -424,20 +425,20 @@ func TestEndpointSlicePorts(t *testing.T) {
 	t.Run("publishNotReadyAddresses makes not-ready pods ready", func(t *testing.T) {
 		spec := httpService("pub")
 		spec.PublishNotReadyAddresses = true
-		svc := c.service(t, ns, "pub", spec)
-		c.createPod(t, ns, "pub-0", "pub", 8080, false)
-		c.setReady(t, ns, "pub-0", corev1.ConditionFalse)
+		svc := service(t, c, ns, "pub", spec)
+		createPod(t, c, ns, "pub-0", "pub", 8080, false)
+		setReady(t, c, ns, "pub-0", corev1.ConditionFalse)
 		consistentlyView := func(v view) error {
 			if ep, ok := v.byPod["pub-0"]; !ok || conds(ep) != readyConds {
 				return fmt.Errorf("endpoints %v", v.byPod)
 			}
 			return nil
 		}
-		c.waitView(t, ns, svc, ManagedBy, "pub-0 ready", consistentlyView)
+		waitView(t, c, ns, svc, ManagedBy, "pub-0 ready", consistentlyView)
 		// Its Ready=False is seen (the pod's status is written), and the
 		// endpoint stays ready.
-		consistently(t, time.Second, "pub-0 stays ready", func() (bool, error) {
-			v, err := c.view(t, ns, svc, ManagedBy)
+		testenv.Consistently(t, time.Second, "pub-0 stays ready", func() (bool, error) {
+			v, err := viewOf(t, c, ns, svc, ManagedBy)
 			if err == nil {
 				err = consistentlyView(v)
 			}
@@ -446,9 +447,9 @@ func TestEndpointSlicePorts(t *testing.T) {
 	})
 
 	t.Run("a Service without a selector gets none", func(t *testing.T) {
-		c.service(t, ns, "manual", corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}})
-		consistently(t, time.Second, "no slices", func() (bool, error) {
-			n := len(c.slicesOf(t, ns, "manual"))
+		service(t, c, ns, "manual", corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}})
+		testenv.Consistently(t, time.Second, "no slices", func() (bool, error) {
+			n := len(slicesOf(t, c, ns, "manual"))
 			return n == 0, fmt.Errorf("%d slices", n)
 		})
 	})

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,29 +21,29 @@ func addresses(prefix string, n int) []corev1.EndpointAddress {
 	return out
 }
 
-func (c *cluster) endpoints(t *testing.T, ns, name string, labels map[string]string, subsets ...corev1.EndpointSubset) {
+func createEndpoints(t *testing.T, c *testenv.ControllerCluster, ns, name string, labels map[string]string, subsets ...corev1.EndpointSubset) {
 	t.Helper()
-	if _, err := c.cs.CoreV1().Endpoints(ns).Create(c.ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+	if _, err := c.Client.CoreV1().Endpoints(ns).Create(c.Ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Subsets: subsets}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestMirroring(t *testing.T) {
-	c := startCluster(t, nil, nil, NewMirroring)
-	ns := c.namespace(t)
+	c := testenv.StartControllerCluster(t, "eps", NewMirroring)
+	ns := c.Namespace(t)
 	selectorless := corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}
 	port := func(name string, p int32) []corev1.EndpointPort {
 		return []corev1.EndpointPort{{Name: name, Port: p, Protocol: corev1.ProtocolTCP}}
 	}
 
-	svc := c.service(t, ns, "ext", selectorless)
-	c.endpoints(t, ns, "ext", map[string]string{"team": "a"},
+	svc := service(t, c, ns, "ext", selectorless)
+	createEndpoints(t, c, ns, "ext", map[string]string{"team": "a"},
 		corev1.EndpointSubset{Addresses: addresses("192.0", 150), NotReadyAddresses: addresses("198.51", 3), Ports: port("http", 80)},
 		corev1.EndpointSubset{Addresses: addresses("203.0", 2), Ports: port("https", 443)})
 
 	t.Run("user Endpoints mirrored", func(t *testing.T) {
-		v := c.waitView(t, ns, svc, MirroringManagedBy, "155 mirrored endpoints", func(v view) error {
+		v := waitView(t, c, ns, svc, MirroringManagedBy, "155 mirrored endpoints", func(v view) error {
 			cc := map[bool]int{}
 			for _, ep := range v.byPod {
 				cc[isTrue(ep.Conditions.Ready)]++
@@ -60,17 +61,17 @@ func TestMirroring(t *testing.T) {
 	})
 
 	t.Run("an update propagates", func(t *testing.T) {
-		ep, err := c.cs.CoreV1().Endpoints(ns).Get(c.ctx, "ext", metav1.GetOptions{})
+		ep, err := c.Client.CoreV1().Endpoints(ns).Get(c.Ctx, "ext", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ep.Subsets = ep.Subsets[1:]
 		ep.Subsets[0].Addresses = addresses("203.0", 5)
-		if _, err := c.cs.CoreV1().Endpoints(ns).Update(c.ctx, ep, metav1.UpdateOptions{}); err != nil {
+		if _, err := c.Client.CoreV1().Endpoints(ns).Update(c.Ctx, ep, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		c.waitView(t, ns, svc, MirroringManagedBy, "5 mirrored endpoints", func(v view) error {
-			if !slices.Equal(v.sizes, []int{5}) || len(c.slicesOf(t, ns, "ext")) != 1 {
+		waitView(t, c, ns, svc, MirroringManagedBy, "5 mirrored endpoints", func(v view) error {
+			if !slices.Equal(v.sizes, []int{5}) || len(slicesOf(t, c, ns, "ext")) != 1 {
 				return fmt.Errorf("sizes %v", v.sizes)
 			}
 			return nil
@@ -78,9 +79,9 @@ func TestMirroring(t *testing.T) {
 	})
 
 	t.Run("at most 1000 addresses mirrored", func(t *testing.T) {
-		big := c.service(t, ns, "big", selectorless)
-		c.endpoints(t, ns, "big", nil, corev1.EndpointSubset{Addresses: addresses("10.1", 1200), Ports: port("http", 80)})
-		c.waitView(t, ns, big, MirroringManagedBy, "1000 mirrored", func(v view) error {
+		big := service(t, c, ns, "big", selectorless)
+		createEndpoints(t, c, ns, "big", nil, corev1.EndpointSubset{Addresses: addresses("10.1", 1200), Ports: port("http", 80)})
+		waitView(t, c, ns, big, MirroringManagedBy, "1000 mirrored", func(v view) error {
 			if len(v.byPod) != 1000 || len(v.sizes) != 10 {
 				return fmt.Errorf("%d endpoints in %v", len(v.byPod), v.sizes)
 			}
@@ -89,37 +90,37 @@ func TestMirroring(t *testing.T) {
 	})
 
 	t.Run("skip-mirror is respected", func(t *testing.T) {
-		c.service(t, ns, "skip", selectorless)
-		c.endpoints(t, ns, "skip", map[string]string{LabelSkipMirror: "true"}, corev1.EndpointSubset{Addresses: addresses("10.2", 3), Ports: port("http", 80)})
-		consistently(t, time.Second, "skip not mirrored", func() (bool, error) {
-			n := len(c.slicesOf(t, ns, "skip"))
+		service(t, c, ns, "skip", selectorless)
+		createEndpoints(t, c, ns, "skip", map[string]string{LabelSkipMirror: "true"}, corev1.EndpointSubset{Addresses: addresses("10.2", 3), Ports: port("http", 80)})
+		testenv.Consistently(t, time.Second, "skip not mirrored", func() (bool, error) {
+			n := len(slicesOf(t, c, ns, "skip"))
 			return n == 0, fmt.Errorf("%d slices", n)
 		})
 		// Labelled later: what was mirrored goes.
-		if _, err := c.cs.CoreV1().Endpoints(ns).Patch(c.ctx, "ext", types.MergePatchType, []byte(`{"metadata":{"labels":{"`+LabelSkipMirror+`":"true"}}}`), metav1.PatchOptions{}); err != nil {
+		if _, err := c.Client.CoreV1().Endpoints(ns).Patch(c.Ctx, "ext", types.MergePatchType, []byte(`{"metadata":{"labels":{"`+LabelSkipMirror+`":"true"}}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "ext's slices gone", func() (bool, error) {
-			n := len(c.slicesOf(t, ns, "ext"))
+		testenv.Eventually(t, 10*time.Second, "ext's slices gone", func() (bool, error) {
+			n := len(slicesOf(t, c, ns, "ext"))
 			return n == 0, fmt.Errorf("%d slices", n)
 		})
 	})
 
 	t.Run("Endpoints of a Service with a selector are not mirrored", func(t *testing.T) {
-		c.service(t, ns, "sel", httpService("sel"))
-		c.endpoints(t, ns, "sel", nil, corev1.EndpointSubset{Addresses: addresses("10.3", 3), Ports: port("http", 80)})
-		consistently(t, time.Second, "sel not mirrored", func() (bool, error) {
-			n := len(c.slicesOf(t, ns, "sel"))
+		service(t, c, ns, "sel", httpService("sel"))
+		createEndpoints(t, c, ns, "sel", nil, corev1.EndpointSubset{Addresses: addresses("10.3", 3), Ports: port("http", 80)})
+		testenv.Consistently(t, time.Second, "sel not mirrored", func() (bool, error) {
+			n := len(slicesOf(t, c, ns, "sel"))
 			return n == 0, fmt.Errorf("%d slices", n)
 		})
 	})
 
 	t.Run("deleted Endpoints take their slices", func(t *testing.T) {
-		if err := c.cs.CoreV1().Endpoints(ns).Delete(c.ctx, "big", metav1.DeleteOptions{}); err != nil {
+		if err := c.Client.CoreV1().Endpoints(ns).Delete(c.Ctx, "big", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "big's slices gone", func() (bool, error) {
-			n := len(c.slicesOf(t, ns, "big"))
+		testenv.Eventually(t, 10*time.Second, "big's slices gone", func() (bool, error) {
+			n := len(slicesOf(t, c, ns, "big"))
 			return n == 0, fmt.Errorf("%d slices", n)
 		})
 	})

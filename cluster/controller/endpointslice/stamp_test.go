@@ -20,22 +20,21 @@ import (
 func TestEndpointsStampGoesToOneController(t *testing.T) {
 	for _, stamp := range []string{"", controller.StampEndpoints, controller.StampEndpointSlices} {
 		t.Run("stamp="+stamp, func(t *testing.T) {
-			env := testenv.StartControllerCluster(t, "stamp")
-			sinks := map[string]*syncBuffer{}
+			c := testenv.StartControllerCluster(t, "stamp")
+			sinks := map[string]*testenv.SyncBuffer{}
 			for name, build := range map[string]func(*controller.Context) controller.Controller{"endpoints": endpoints.New, "endpointslice": New} {
-				sinks[name] = &syncBuffer{}
+				sinks[name] = &testenv.SyncBuffer{}
 				tracer := trace.New("controller-manager", sinks[name], 0)
 				t.Cleanup(func() { _ = tracer.Close() }) // after the controllers stop
-				cc := testenv.ControllerContext(t, env.API.Config)
+				cc := testenv.ControllerContext(t, c.API.Config)
 				cc.Tracer, cc.Options.EndpointsStamp = tracer, stamp
-				run(t, build(cc), cc)
+				testenv.RunController(t, build(cc), cc)
 			}
-			c := &cluster{env: env, api: env.API, cs: env.Client, ctx: env.Ctx}
-			ns := c.namespace(t)
-			c.service(t, ns, "web", httpService("web"))
+			ns := c.Namespace(t)
+			service(t, c, ns, "web", httpService("web"))
 			var uids []types.UID
 			for i := range 3 {
-				uids = append(uids, c.createPod(t, ns, fmt.Sprintf("web-%d", i), "web", 8080, false).UID)
+				uids = append(uids, createPod(t, c, ns, fmt.Sprintf("web-%d", i), "web", 8080, false).UID)
 			}
 			stamper, silent := "endpoints", "endpointslice"
 			if stamp == controller.StampEndpointSlices {
@@ -52,15 +51,15 @@ func TestEndpointsStampGoesToOneController(t *testing.T) {
 				}
 				return nil
 			}
-			eventually(t, 10*time.Second, stamper+" stamps each pod once", func() (bool, error) {
+			testenv.Eventually(t, 10*time.Second, stamper+" stamps each pod once", func() (bool, error) {
 				err := once(sinks[stamper].PodStamps(t, trace.EndpointsUpdated), 1)
 				return err == nil, err
 			})
 			// Ready → not ready → ready: stamped again, by the same one.
-			c.setReady(t, ns, "web-1", corev1.ConditionFalse)
+			setReady(t, c, ns, "web-1", corev1.ConditionFalse)
 			time.Sleep(300 * time.Millisecond)
-			c.setReady(t, ns, "web-1", corev1.ConditionTrue)
-			eventually(t, 10*time.Second, stamper+" stamps web-1 again", func() (bool, error) {
+			setReady(t, c, ns, "web-1", corev1.ConditionTrue)
+			testenv.Eventually(t, 10*time.Second, stamper+" stamps web-1 again", func() (bool, error) {
 				got := sinks[stamper].PodStamps(t, trace.EndpointsUpdated)
 				return got[uids[1]] == 2 && got[uids[0]] == 1, fmt.Errorf("stamps %v", got)
 			})
@@ -73,16 +72,16 @@ func TestEndpointsStampGoesToOneController(t *testing.T) {
 
 // What a user sees: kubectl lists the Service's slices by its label.
 func TestKubectlGetEndpointSlices(t *testing.T) {
-	c := startCluster(t, nil, nil, New)
-	kubectl := testenv.NewKubectl(t, c.api.URL, "")
-	ns := c.namespace(t)
-	svc := c.service(t, ns, "web", httpService("web"))
-	c.service(t, ns, "api", httpService("api"))
+	c := testenv.StartControllerCluster(t, "eps", New)
+	kubectl := testenv.NewKubectl(t, c.API.URL, "")
+	ns := c.Namespace(t)
+	svc := service(t, c, ns, "web", httpService("web"))
+	service(t, c, ns, "api", httpService("api"))
 	for i := range 3 {
-		c.createPod(t, ns, fmt.Sprintf("web-%d", i), "web", 8080, false)
+		createPod(t, c, ns, fmt.Sprintf("web-%d", i), "web", 8080, false)
 	}
-	c.createPod(t, ns, "api-0", "api", 9090, false)
-	v := c.waitView(t, ns, svc, ManagedBy, "3 ready", func(v view) error {
+	createPod(t, c, ns, "api-0", "api", 9090, false)
+	v := waitView(t, c, ns, svc, ManagedBy, "3 ready", func(v view) error {
 		if countConds(v)[readyConds] != 3 {
 			return fmt.Errorf("conditions %v", countConds(v))
 		}

@@ -13,9 +13,9 @@ import (
 
 // kubectlOn returns a runner of the real kubectl against c's apiserver,
 // failing the test on a non-zero exit; it skips the test without kubectl.
-func kubectlOn(t *testing.T, c *cluster) func(args ...string) string {
+func kubectlOn(t *testing.T, c *testenv.ControllerCluster) func(args ...string) string {
 	t.Helper()
-	return testenv.NewKubectl(t, c.api.URL, "").Run
+	return testenv.NewKubectl(t, c.API.URL, "").Run
 }
 
 // kubectl's three cascades, as a user types them, against the collector.
@@ -23,11 +23,11 @@ func TestKubectlCascades(t *testing.T) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("kubectl not on PATH")
 	}
-	c := startCluster(t)
+	c := testenv.StartControllerCluster(t, "gc", New)
 	kubectl := kubectlOn(t, c)
-	ns := c.namespace(t)
+	ns := c.Namespace(t)
 	podsOf := func(name string) int {
-		l, err := c.cs.CoreV1().Pods(ns).List(c.ctx, metav1.ListOptions{})
+		l, err := c.Client.CoreV1().Pods(ns).List(c.Ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,15 +41,15 @@ func TestKubectlCascades(t *testing.T) {
 	}
 
 	t.Run("default cascade: pods go", func(t *testing.T) {
-		rs := c.replicaSet(t, ns, "bg")
-		c.pods(t, ns, "bg", 2, nil, ownedBy(rs, "ReplicaSet"))
+		rs := replicaSet(t, c, ns, "bg")
+		runningPods(t, c, ns, "bg", 2, nil, ownedBy(rs, "ReplicaSet"))
 		kubectl("delete", "rs", "bg", "-n", ns)
-		eventually(t, 20*time.Second, "pods gone", func() (bool, error) { return podsOf("bg") == 0, nil })
+		testenv.Eventually(t, 20*time.Second, "pods gone", func() (bool, error) { return podsOf("bg") == 0, nil })
 	})
 
 	t.Run("--cascade=orphan: pods stay without ownerReference", func(t *testing.T) {
-		rs := c.replicaSet(t, ns, "orph")
-		c.pods(t, ns, "orph", 2, nil, ownedBy(rs, "ReplicaSet"))
+		rs := replicaSet(t, c, ns, "orph")
+		runningPods(t, c, ns, "orph", 2, nil, ownedBy(rs, "ReplicaSet"))
 		kubectl("delete", "rs", "orph", "-n", ns, "--cascade=orphan")
 		out := kubectl("get", "pods", "-n", ns, "-o", "jsonpath={range .items[*]}{.metadata.name}={.metadata.ownerReferences}{\"\\n\"}{end}")
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -57,15 +57,15 @@ func TestKubectlCascades(t *testing.T) {
 				t.Errorf("pod still owned: %s", line)
 			}
 		}
-		consistently(t, time.Second, "orphans alive", func() (bool, error) {
+		testenv.Consistently(t, time.Second, "orphans alive", func() (bool, error) {
 			n := podsOf("orph")
 			return n == 2, fmt.Errorf("%d orphaned pods, want 2", n)
 		})
 	})
 
 	t.Run("--cascade=foreground: the ReplicaSet waits for its pods", func(t *testing.T) {
-		rs := c.replicaSet(t, ns, "fg")
-		held := c.pods(t, ns, "fg", 1, []string{"kstep.dev/test-hold"}, ownedBy(rs, "ReplicaSet"))[0]
+		rs := replicaSet(t, c, ns, "fg")
+		held := runningPods(t, c, ns, "fg", 1, []string{"kstep.dev/test-hold"}, ownedBy(rs, "ReplicaSet"))[0]
 		kubectl("delete", "rs", "fg", "-n", ns, "--cascade=foreground", "--wait=false")
 		time.Sleep(time.Second)
 		out := kubectl("get", "rs", "fg", "-n", ns, "-o", "jsonpath={.metadata.finalizers}")
@@ -87,14 +87,14 @@ func TestRingKubectl(t *testing.T) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("kubectl not on PATH")
 	}
-	c := startCluster(t)
+	c := testenv.StartControllerCluster(t, "gc", New)
 	kubectl := kubectlOn(t, c)
-	ns := c.namespace(t)
-	pods := c.ring(t, ns, 3, nil)
+	ns := c.Namespace(t)
+	pods := ring(t, c, ns, 3, nil)
 	start := time.Now()
 	kubectl("delete", "pod", pods[0].Name, "-n", ns, "--cascade=foreground", fmt.Sprintf("--timeout=%s", ringDeadline))
-	eventually(t, ringDeadline, "the ring gone", func() (bool, error) {
-		left, err := c.remaining(ns)
+	testenv.Eventually(t, ringDeadline, "the ring gone", func() (bool, error) {
+		left, err := remaining(c, ns)
 		return err == nil && len(left) == 0, fmt.Errorf("pods left: %v %v", left, err)
 	})
 	t.Logf("kubectl delete --cascade=foreground: ring of 3 gone in %v", time.Since(start))

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,9 +27,9 @@ const ringDeadline = 30 * time.Second
 // and the first by the last (with n = 1, the pod owns itself). Every ring
 // reference is a controller reference with blockOwnerDeletion. also adds
 // owners outside the ring to the members of those indexes.
-func (c *cluster) ring(t *testing.T, ns string, n int, also map[int]metav1.OwnerReference) []*corev1.Pod {
+func ring(t *testing.T, c *testenv.ControllerCluster, ns string, n int, also map[int]metav1.OwnerReference) []*corev1.Pod {
 	t.Helper()
-	pods := c.pods(t, ns, "ring", n, nil)
+	pods := runningPods(t, c, ns, "ring", n, nil)
 	for i, p := range pods {
 		owner := pods[(i+n-1)%n]
 		refs := []metav1.OwnerReference{ownedBy(owner, "Pod")}
@@ -39,7 +40,7 @@ func (c *cluster) ring(t *testing.T, ns string, n int, also map[int]metav1.Owner
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := c.cs.CoreV1().Pods(ns).Patch(c.ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		got, err := c.Client.CoreV1().Pods(ns).Patch(c.Ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 		if err != nil {
 			t.Fatalf("closing the ring at %s: %v", p.Name, err)
 		}
@@ -49,8 +50,8 @@ func (c *cluster) ring(t *testing.T, ns string, n int, also map[int]metav1.Owner
 }
 
 // remaining is the names of the pods still in ns.
-func (c *cluster) remaining(ns string) ([]string, error) {
-	l, err := c.cs.CoreV1().Pods(ns).List(c.ctx, metav1.ListOptions{})
+func remaining(c *testenv.ControllerCluster, ns string) ([]string, error) {
+	l, err := c.Client.CoreV1().Pods(ns).List(c.Ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -63,21 +64,21 @@ func (c *cluster) remaining(ns string) ([]string, error) {
 
 // deleteRing deletes the named pod in the foreground and waits until only
 // the pods in keep remain, returning how long that took.
-func (c *cluster) deleteRing(t *testing.T, ns, name string, keep int) time.Duration {
+func deleteRing(t *testing.T, c *testenv.ControllerCluster, ns, name string, keep int) time.Duration {
 	t.Helper()
 	start := time.Now()
-	if err := c.cs.CoreV1().Pods(ns).Delete(c.ctx, name, deleteWith(metav1.DeletePropagationForeground)); err != nil {
+	if err := c.Client.CoreV1().Pods(ns).Delete(c.Ctx, name, deleteWith(metav1.DeletePropagationForeground)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ringDeadline, fmt.Sprintf("%d pods left", keep), func() (bool, error) {
-		left, err := c.remaining(ns)
+	testenv.Eventually(t, ringDeadline, fmt.Sprintf("%d pods left", keep), func() (bool, error) {
+		left, err := remaining(c, ns)
 		return err == nil && len(left) == keep, fmt.Errorf("pods left: %v %v", left, err)
 	})
 	return time.Since(start)
 }
 
 func TestRingForeground(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartControllerCluster(t, "gc", New)
 	for _, tc := range []struct {
 		name string
 		n    int
@@ -87,9 +88,9 @@ func TestRingForeground(t *testing.T) {
 		{"a pod owning itself", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := c.namespace(t)
-			pods := c.ring(t, ns, tc.n, nil)
-			took := c.deleteRing(t, ns, pods[0].Name, 0)
+			ns := c.Namespace(t)
+			pods := ring(t, c, ns, tc.n, nil)
+			took := deleteRing(t, c, ns, pods[0].Name, 0)
 			t.Logf("ring of %d deleted in the foreground: all gone in %v", tc.n, took)
 		})
 	}
@@ -101,7 +102,7 @@ func TestRingForeground(t *testing.T) {
 // members it owns stay too, owned by it. The foreground owner still
 // finishes.
 func TestRingWithSolidOwner(t *testing.T) {
-	c := startCluster(t)
+	c := testenv.StartControllerCluster(t, "gc", New)
 	for _, tc := range []struct {
 		name string
 		held int // the member with an owner outside the ring
@@ -114,19 +115,19 @@ func TestRingWithSolidOwner(t *testing.T) {
 		{"closing the ring", 2, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := c.namespace(t)
-			cm, err := c.cs.CoreV1().ConfigMaps(ns).Create(c.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "outside"}}, metav1.CreateOptions{})
+			ns := c.Namespace(t)
+			cm, err := c.Client.CoreV1().ConfigMaps(ns).Create(c.Ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "outside"}}, metav1.CreateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			outside := ownedBy(cm, "ConfigMap")
 			outside.Controller = nil // the ring reference is the controller
-			pods := c.ring(t, ns, 3, map[int]metav1.OwnerReference{tc.held: outside})
+			pods := ring(t, c, ns, 3, map[int]metav1.OwnerReference{tc.held: outside})
 			keep := len(pods) - tc.gone
-			took := c.deleteRing(t, ns, pods[0].Name, keep)
+			took := deleteRing(t, c, ns, pods[0].Name, keep)
 			t.Logf("ring of 3 with %s held from outside: %d gone in %v", pods[tc.held].Name, tc.gone, took)
 
-			held, err := c.cs.CoreV1().Pods(ns).Get(c.ctx, pods[tc.held].Name, metav1.GetOptions{})
+			held, err := c.Client.CoreV1().Pods(ns).Get(c.Ctx, pods[tc.held].Name, metav1.GetOptions{})
 			if err != nil {
 				t.Fatalf("held member: %v", err)
 			}
@@ -134,12 +135,12 @@ func TestRingWithSolidOwner(t *testing.T) {
 				t.Fatalf("held member: deletionTimestamp %v, owners %+v; want alive with only the ConfigMap", held.DeletionTimestamp, held.OwnerReferences)
 			}
 			for _, p := range pods[:tc.gone] {
-				if _, err := c.cs.CoreV1().Pods(ns).Get(c.ctx, p.Name, metav1.GetOptions{}); err == nil {
+				if _, err := c.Client.CoreV1().Pods(ns).Get(c.Ctx, p.Name, metav1.GetOptions{}); err == nil {
 					t.Errorf("%s still there", p.Name)
 				}
 			}
-			consistently(t, time.Second, "the rest of the ring alive", func() (bool, error) {
-				left, err := c.remaining(ns)
+			testenv.Consistently(t, time.Second, "the rest of the ring alive", func() (bool, error) {
+				left, err := remaining(c, ns)
 				return err == nil && len(left) == keep, fmt.Errorf("pods left: %v %v", left, err)
 			})
 		})

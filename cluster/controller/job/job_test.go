@@ -36,12 +36,6 @@ func newJob(name string, completions, parallelism int32) *batchv1.Job {
 	}
 }
 
-// eventually is testenv.Eventually for a condition that cannot fail.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	testenv.Eventually(t, 30*time.Second, what, func() (bool, error) { return cond(), nil })
-}
-
 // pods lists the Job's pods by its generated selector's label.
 func pods(t *testing.T, cs kubernetes.Interface, j *batchv1.Job) []corev1.Pod {
 	t.Helper()
@@ -111,14 +105,14 @@ func TestJobRunsToCompletion(t *testing.T) {
 	done := 0
 	for done < 5 {
 		var act []corev1.Pod
-		eventually(t, "active pods", func() bool { act = running(pods(t, cs, j)); return len(act) == min(2, 5-done) })
+		testenv.Eventually(t, 30*time.Second, "active pods", func() bool { act = running(pods(t, cs, j)); return len(act) == min(2, 5-done) })
 		if n := len(pods(t, cs, j)); n > 5 {
 			t.Fatalf("%d pods for 5 completions", n)
 		}
 		finish(t, cs, act[0], 0)
 		done++
 	}
-	eventually(t, "Complete", func() bool { return condition(get(t, cs, "batch"), batchv1.JobComplete) != nil })
+	testenv.Eventually(t, 30*time.Second, "Complete", func() bool { return condition(get(t, cs, "batch"), batchv1.JobComplete) != nil })
 	j = get(t, cs, "batch")
 	if j.Status.Succeeded != 5 || j.Status.Failed != 0 || j.Status.Active != 0 || j.Status.CompletionTime == nil || j.Status.StartTime == nil {
 		t.Fatalf("status: %+v", j.Status)
@@ -138,9 +132,9 @@ func TestJobBackoffLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var act []corev1.Pod
-	eventually(t, "a pod", func() bool { act = running(pods(t, cs, j)); return len(act) == 1 })
+	testenv.Eventually(t, 30*time.Second, "a pod", func() bool { act = running(pods(t, cs, j)); return len(act) == 1 })
 	finish(t, cs, act[0], 1)
-	eventually(t, "Failed", func() bool {
+	testenv.Eventually(t, 30*time.Second, "Failed", func() bool {
 		c := condition(get(t, cs, "fails"), batchv1.JobFailed)
 		return c != nil && c.Reason == "BackoffLimitExceeded"
 	})
@@ -165,15 +159,15 @@ func TestJobPodFailurePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var act []corev1.Pod
-	eventually(t, "a pod", func() bool { act = running(pods(t, cs, j)); return len(act) == 1 })
+	testenv.Eventually(t, 30*time.Second, "a pod", func() bool { act = running(pods(t, cs, j)); return len(act) == 1 })
 	first := act[0].Name
 	finish(t, cs, act[0], 42)
-	eventually(t, "a replacement", func() bool { act = running(pods(t, cs, j)); return len(act) == 1 && act[0].Name != first })
+	testenv.Eventually(t, 30*time.Second, "a replacement", func() bool { act = running(pods(t, cs, j)); return len(act) == 1 && act[0].Name != first })
 	if c := condition(get(t, cs, "policy"), batchv1.JobFailed); c != nil {
 		t.Fatalf("an ignored failure failed the Job: %+v", c)
 	}
 	finish(t, cs, act[0], 5)
-	eventually(t, "Failed", func() bool {
+	testenv.Eventually(t, 30*time.Second, "Failed", func() bool {
 		c := condition(get(t, cs, "policy"), batchv1.JobFailed)
 		return c != nil && c.Reason == "PodFailurePolicy"
 	})
@@ -194,7 +188,7 @@ func TestJobIndexedAndTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var act []corev1.Pod
-	eventually(t, "3 pods", func() bool { act = running(pods(t, cs, j)); return len(act) == 3 })
+	testenv.Eventually(t, 30*time.Second, "3 pods", func() bool { act = running(pods(t, cs, j)); return len(act) == 3 })
 	seen := map[string]bool{}
 	for _, p := range act {
 		seen[p.Annotations[batchv1.JobCompletionIndexAnnotation]] = true
@@ -208,7 +202,7 @@ func TestJobIndexedAndTTL(t *testing.T) {
 	for _, p := range act {
 		finish(t, cs, p, 0)
 	}
-	eventually(t, "the Job deleted after its TTL", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the Job deleted after its TTL", func() bool {
 		_, err := cs.BatchV1().Jobs("default").Get(context.Background(), "indexed", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})

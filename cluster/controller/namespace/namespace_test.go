@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/internal/testenv"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -68,9 +69,9 @@ var podSpec = corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "
 // serves in ns: bound pods (graceful deletion, ended by the stand-in
 // kubelet), an unbound pod (deleted at once), and the rest. It returns
 // the names of the bound pods.
-func (c *cluster) fill(t *testing.T, ns string) []string {
+func fill(t *testing.T, c *testenv.ControllerCluster, ns string) []string {
 	t.Helper()
-	ctx := c.ctx
+	ctx := c.Ctx
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}}, Spec: podSpec}
 	must := func(_ any, err error) {
@@ -79,33 +80,33 @@ func (c *cluster) fill(t *testing.T, ns string) []string {
 			t.Fatal(err)
 		}
 	}
-	must(c.cs.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d"},
+	must(c.Client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d"},
 		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](0), Selector: sel, Template: tmpl}}, metav1.CreateOptions{}))
-	must(c.cs.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "rs"},
+	must(c.Client.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "rs"},
 		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](0), Selector: sel, Template: tmpl}}, metav1.CreateOptions{}))
-	must(c.cs.CoreV1().ReplicationControllers(ns).Create(ctx, &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "rc"},
+	must(c.Client.CoreV1().ReplicationControllers(ns).Create(ctx, &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: "rc"},
 		Spec: corev1.ReplicationControllerSpec{Replicas: ptr.To[int32](0), Selector: tmpl.Labels, Template: tmpl.DeepCopy()}}, metav1.CreateOptions{}))
 	var bound []string
 	for i := range 3 {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bound-%d", i)}, Spec: *podSpec.DeepCopy()}
 		p.Spec.NodeName = "n1"
-		must(c.cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}))
+		must(c.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}))
 		bound = append(bound, p.Name)
 	}
-	must(c.cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pending"}, Spec: podSpec}, metav1.CreateOptions{}))
-	must(c.cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc"},
+	must(c.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pending"}, Spec: podSpec}, metav1.CreateOptions{}))
+	must(c.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc"},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{}))
-	must(c.cs.CoreV1().Endpoints(ns).Create(ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "svc"}}, metav1.CreateOptions{}))
-	must(c.cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}))
-	must(c.cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{}))
-	must(c.cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa"}}, metav1.CreateOptions{}))
-	must(c.cs.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "l"}}, metav1.CreateOptions{}))
-	must(c.cs.CoreV1().Events(ns).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e"},
+	must(c.Client.CoreV1().Endpoints(ns).Create(ctx, &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "svc"}}, metav1.CreateOptions{}))
+	must(c.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}))
+	must(c.Client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{}))
+	must(c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa"}}, metav1.CreateOptions{}))
+	must(c.Client.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "l"}}, metav1.CreateOptions{}))
+	must(c.Client.CoreV1().Events(ns).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e"},
 		InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: ns, Name: "cm"}, Reason: "Test", Type: corev1.EventTypeNormal,
 		FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1}, metav1.CreateOptions{}))
-	eventually(t, 10*time.Second, "bound pods running", func() (bool, error) {
+	testenv.Eventually(t, 10*time.Second, "bound pods running", func() (bool, error) {
 		for _, name := range bound {
-			p, err := c.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			p, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil || p.Status.Phase != corev1.PodRunning {
 				return false, err
 			}
@@ -116,10 +117,10 @@ func (c *cluster) fill(t *testing.T, ns string) []string {
 }
 
 // left lists what remains in ns, resource by resource, through the API.
-func (c *cluster) left(ns string) ([]string, error) {
+func left(c *testenv.ControllerCluster, ns string) ([]string, error) {
 	var out []string
 	for _, r := range contents() {
-		total, _, err := r.client(c.cs, ns).count(c.ctx, true)
+		total, _, err := r.client(c.Client, ns).count(c.Ctx, true)
 		if err != nil {
 			return nil, err
 		}
@@ -139,9 +140,9 @@ type gracefulPods struct {
 	deleted  map[string]bool
 }
 
-func watchPods(t *testing.T, c *cluster, ns string) *gracefulPods {
+func watchPods(t *testing.T, c *testenv.ControllerCluster, ns string) *gracefulPods {
 	t.Helper()
-	w, err := c.cs.CoreV1().Pods(ns).Watch(c.ctx, metav1.ListOptions{})
+	w, err := c.Client.CoreV1().Pods(ns).Watch(c.Ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,24 +177,25 @@ func (g *gracefulPods) sawGraceful(name string) bool {
 // deleted: the apiserver's own namespace loop (namespaces.go) only acts on
 // terminating namespaces, so here every effect is this controller's.
 func TestEmptyAndFinalizeThroughTheAPI(t *testing.T) {
-	c := startCluster(t, false)
+	c := testenv.StartControllerCluster(t, "ns")
+	nc := New(c.Controllers).(*Controller) // not running: the test drives it
 	ns := "contents"
-	if _, err := c.cs.CoreV1().Namespaces().Create(c.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Namespaces().Create(c.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	bound := c.fill(t, ns)
+	bound := fill(t, c, ns)
 	held := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"kstep.dev/test-hold"}}, Spec: podSpec}
-	if _, err := c.cs.CoreV1().Pods(ns).Create(c.ctx, held, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Pods(ns).Create(c.Ctx, held, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pods := watchPods(t, c, ns)
 
-	remaining, err := c.nc.empty(c.ctx, ns)
+	remaining, err := nc.empty(c.Ctx, ns)
 	if err != nil || len(remaining) == 0 {
 		t.Fatalf("first pass: %v %v; want content reported as remaining", remaining, err)
 	}
-	eventually(t, 20*time.Second, "only the held pod left", func() (bool, error) {
-		remaining, err := c.nc.empty(c.ctx, ns)
+	testenv.Eventually(t, 20*time.Second, "only the held pod left", func() (bool, error) {
+		remaining, err := nc.empty(c.Ctx, ns)
 		return err == nil && slices.Equal(remaining, []string{"pods=1"}), fmt.Errorf("%v %v", remaining, err)
 	})
 	for _, name := range bound {
@@ -201,23 +203,23 @@ func TestEmptyAndFinalizeThroughTheAPI(t *testing.T) {
 			t.Errorf("bound pod %s went without a graceful deletion", name)
 		}
 	}
-	if _, err := c.cs.CoreV1().Pods(ns).Patch(c.ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Pods(ns).Patch(c.Ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "empty", func() (bool, error) {
-		remaining, err := c.nc.empty(c.ctx, ns)
+	testenv.Eventually(t, 10*time.Second, "empty", func() (bool, error) {
+		remaining, err := nc.empty(c.Ctx, ns)
 		return err == nil && len(remaining) == 0, fmt.Errorf("%v %v", remaining, err)
 	})
 
-	got, err := c.cs.CoreV1().Namespaces().Get(c.ctx, ns, metav1.GetOptions{})
+	got, err := c.Client.CoreV1().Namespaces().Get(c.Ctx, ns, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.nc.finalize(c.ctx, got); err != nil {
+	if err := nc.finalize(c.Ctx, got); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("namespaces/finalize served: %v", !c.nc.finalizeUnserved.Load())
-	got, err = c.cs.CoreV1().Namespaces().Get(c.ctx, ns, metav1.GetOptions{})
+	t.Logf("namespaces/finalize served: %v", !nc.finalizeUnserved.Load())
+	got, err = c.Client.CoreV1().Namespaces().Get(c.Ctx, ns, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("an active namespace must survive finalize: %v", err)
 	}
@@ -227,44 +229,44 @@ func TestEmptyAndFinalizeThroughTheAPI(t *testing.T) {
 }
 
 func TestNamespaceDeletion(t *testing.T) {
-	c := startCluster(t, true)
+	c := testenv.StartControllerCluster(t, "ns", New)
 	ns, keep := "doomed", "kept"
 	for _, name := range []string{ns, keep} {
-		if _, err := c.cs.CoreV1().Namespaces().Create(c.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		if _, err := c.Client.CoreV1().Namespaces().Create(c.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	bound := c.fill(t, ns)
-	c.fill(t, keep)
+	bound := fill(t, c, ns)
+	fill(t, c, keep)
 	// A pod that cannot finish going until the test lets it.
 	held := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"kstep.dev/test-hold"}}, Spec: podSpec}
-	if _, err := c.cs.CoreV1().Pods(ns).Create(c.ctx, held, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Pods(ns).Create(c.Ctx, held, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pods := watchPods(t, c, ns)
 
-	if err := c.cs.CoreV1().Namespaces().Delete(c.ctx, ns, metav1.DeleteOptions{}); err != nil {
+	if err := c.Client.CoreV1().Namespaces().Delete(c.Ctx, ns, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	consistently(t, 1500*time.Millisecond, "namespace never gone with content left", func() (bool, error) {
-		_, nsErr := c.cs.CoreV1().Namespaces().Get(c.ctx, ns, metav1.GetOptions{})
-		_, podErr := c.cs.CoreV1().Pods(ns).Get(c.ctx, "held", metav1.GetOptions{})
+	testenv.Consistently(t, 1500*time.Millisecond, "namespace never gone with content left", func() (bool, error) {
+		_, nsErr := c.Client.CoreV1().Namespaces().Get(c.Ctx, ns, metav1.GetOptions{})
+		_, podErr := c.Client.CoreV1().Pods(ns).Get(c.Ctx, "held", metav1.GetOptions{})
 		return !apierrors.IsNotFound(nsErr) || apierrors.IsNotFound(podErr), fmt.Errorf("namespace gone, pod held left: %v", podErr)
 	})
 	// Nothing but the apiserver's own loop (cluster/apiserver/namespaces.go,
 	// which deletes content in etcd regardless of finalizers) removes the
 	// held pod. Without that loop, the emptying is this controller's alone
 	// and can be checked closely.
-	_, err := c.cs.CoreV1().Pods(ns).Get(c.ctx, "held", metav1.GetOptions{})
+	_, err := c.Client.CoreV1().Pods(ns).Get(c.Ctx, "held", metav1.GetOptions{})
 	apiserverLoop := apierrors.IsNotFound(err)
 	if apiserverLoop {
 		t.Log("the apiserver emptied the namespace itself (its finalizeNamespaces loop); checking the end state only")
 	} else {
-		got, err := c.cs.CoreV1().Namespaces().Get(c.ctx, ns, metav1.GetOptions{})
+		got, err := c.Client.CoreV1().Namespaces().Get(c.Ctx, ns, metav1.GetOptions{})
 		if err != nil || got.Status.Phase != corev1.NamespaceTerminating || !slices.Contains(got.Spec.Finalizers, corev1.FinalizerKubernetes) {
 			t.Fatalf("namespace with content left: %v %+v, want Terminating with its finalizer", err, got)
 		}
-		if left, err := c.left(ns); err != nil || !slices.Equal(left, []string{"pods=1"}) {
+		if left, err := left(c, ns); err != nil || !slices.Equal(left, []string{"pods=1"}) {
 			t.Fatalf("left %v (%v), want only the held pod", left, err)
 		}
 		for _, name := range bound {
@@ -272,22 +274,22 @@ func TestNamespaceDeletion(t *testing.T) {
 				t.Errorf("bound pod %s went without a graceful deletion", name)
 			}
 		}
-		if _, err := c.cs.CoreV1().Pods(ns).Patch(c.ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		if _, err := c.Client.CoreV1().Pods(ns).Patch(c.Ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 30*time.Second, "namespace gone", func() (bool, error) {
-		_, err := c.cs.CoreV1().Namespaces().Get(c.ctx, ns, metav1.GetOptions{})
+	testenv.Eventually(t, 30*time.Second, "namespace gone", func() (bool, error) {
+		_, err := c.Client.CoreV1().Namespaces().Get(c.Ctx, ns, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})
-	if left, err := c.left(ns); err != nil || len(left) != 0 {
+	if left, err := left(c, ns); err != nil || len(left) != 0 {
 		t.Fatalf("the deleted namespace left %v (%v)", left, err)
 	}
 
-	if _, err := c.cs.CoreV1().Namespaces().Get(c.ctx, keep, metav1.GetOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Namespaces().Get(c.Ctx, keep, metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	left, err := c.left(keep)
+	left, err := left(c, keep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,8 +301,8 @@ func TestNamespaceDeletion(t *testing.T) {
 
 // Every namespaced resource the apiserver serves is emptied.
 func TestContentsCoverTheServedAPI(t *testing.T) {
-	c := startCluster(t, false)
-	served, err := c.cs.Discovery().ServerPreferredNamespacedResources()
+	c := testenv.StartControllerCluster(t, "ns")
+	served, err := c.Client.Discovery().ServerPreferredNamespacedResources()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,17 +70,6 @@ func ownedActive(t *testing.T, cs kubernetes.Interface, rs string) int {
 	return n
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func TestCreateReplaceScale(t *testing.T) {
 	cs := start(t, controller.DefaultOptions())
 	ctx := context.Background()
@@ -88,21 +77,21 @@ func TestCreateReplaceScale(t *testing.T) {
 	if _, err := rss.Create(ctx, newRS("web", 20), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "20 pods", func() bool { return ownedActive(t, cs, "web") == 20 })
+	testenv.Eventually(t, 30*time.Second, "20 pods", func() bool { return ownedActive(t, cs, "web") == 20 })
 	l, _ := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 	for _, p := range l.Items[:5] {
 		if err := cs.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "replacements", func() bool { return ownedActive(t, cs, "web") == 20 })
+	testenv.Eventually(t, 30*time.Second, "replacements", func() bool { return ownedActive(t, cs, "web") == 20 })
 	for _, n := range []int32{5, 30} {
 		if _, err := rss.Patch(ctx, "web", types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)), metav1.PatchOptions{}, "scale"); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, fmt.Sprint(n, " pods"), func() bool { return ownedActive(t, cs, "web") == int(n) })
+		testenv.Eventually(t, 30*time.Second, fmt.Sprint(n, " pods"), func() bool { return ownedActive(t, cs, "web") == int(n) })
 	}
-	eventually(t, "status", func() bool {
+	testenv.Eventually(t, 30*time.Second, "status", func() bool {
 		rs, err := rss.Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && rs.Status.Replicas == 30 && rs.Status.FullyLabeledReplicas == 30 && rs.Status.ObservedGeneration == rs.Generation
 	})
@@ -127,7 +116,7 @@ func TestAdoptAndRelease(t *testing.T) {
 	if _, err := cs.AppsV1().ReplicaSets("default").Create(ctx, newRS("ad", 3), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "3 pods including the adopted orphan", func() bool {
+	testenv.Eventually(t, 30*time.Second, "3 pods including the adopted orphan", func() bool {
 		p, err := cs.CoreV1().Pods("default").Get(ctx, "orphan", metav1.GetOptions{})
 		return err == nil && metav1.GetControllerOf(p) != nil && ownedActive(t, cs, "ad") == 3
 	})
@@ -135,7 +124,7 @@ func TestAdoptAndRelease(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("default").Patch(ctx, "orphan", types.MergePatchType, []byte(`{"metadata":{"labels":{"app":"other"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "release and replacement", func() bool {
+	testenv.Eventually(t, 30*time.Second, "release and replacement", func() bool {
 		p, err := cs.CoreV1().Pods("default").Get(ctx, "orphan", metav1.GetOptions{})
 		return err == nil && metav1.GetControllerOf(p) == nil && ownedActive(t, cs, "ad") == 3
 	})
@@ -186,7 +175,7 @@ func TestNeverOverCreatesWithSlowWatch(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	eventually(t, "30 pods", func() bool { return ownedActive(t, cs, "slow") == replicas })
+	testenv.Eventually(t, 30*time.Second, "30 pods", func() bool { return ownedActive(t, cs, "slow") == replicas })
 	time.Sleep(2 * time.Second) // anything extra would be created by now
 	mu.Lock()
 	defer mu.Unlock()
@@ -226,7 +215,7 @@ func TestStatusWrittenOnlyWhenItChanges(t *testing.T) {
 			return true
 		}
 	}
-	eventually(t, "every status to count its pod", statusIs(0))
+	testenv.Eventually(t, 30*time.Second, "every status to count its pod", statusIs(0))
 	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 	if err != nil || len(pods.Items) != n {
 		t.Fatalf("%d pods, %v", len(pods.Items), err)
@@ -239,7 +228,7 @@ func TestStatusWrittenOnlyWhenItChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "every status to count its pod Ready", statusIs(1))
+	testenv.Eventually(t, 30*time.Second, "every status to count its pod Ready", statusIs(1))
 	if c := testenv.Requests(t, cs, "update", "replicasets", "status", "409"); c != 0 {
 		t.Errorf("%v status updates conflicted", c)
 	}

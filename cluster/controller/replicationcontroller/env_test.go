@@ -1,7 +1,6 @@
 package replicationcontroller_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -14,30 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
-
-// cluster is a real etcd and apiserver, a stand-in kubelet on node n1, and
-// the ReplicationController controller with the garbage collector (whose
-// work kubectl's cascading deletes are) running against them.
-type cluster struct {
-	env *testenv.ControllerCluster
-	cs  kubernetes.Interface
-	ctx context.Context
-}
-
-func startCluster(t *testing.T) *cluster {
-	t.Helper()
-	env := testenv.StartControllerCluster(t, "rc")
-	cc := env.Controllers
-	rc := replicationcontroller.New(cc)
-	if rc.Name() != "replicationcontroller" {
-		t.Fatalf("controller name %q", rc.Name())
-	}
-	testenv.RunControllers(t, cc, rc, garbagecollector.New(cc))
-	return &cluster{env: env, cs: env.Client, ctx: env.Ctx}
-}
 
 // newRC is a ReplicationController whose pods land on n1, where the
 // stand-in kubelet runs them and marks them Ready.
@@ -54,9 +31,9 @@ func newRC(name string, replicas int32) *corev1.ReplicationController {
 // owned returns the live pods in ns whose controller is the
 // ReplicationController rc, and fails on any pod of its label owned
 // otherwise.
-func (c *cluster) owned(t *testing.T, ns string, rc *corev1.ReplicationController) []corev1.Pod {
+func owned(t *testing.T, c *testenv.ControllerCluster, ns string, rc *corev1.ReplicationController) []corev1.Pod {
 	t.Helper()
-	l, err := c.cs.CoreV1().Pods(ns).List(c.ctx, metav1.ListOptions{LabelSelector: "app=" + rc.Name})
+	l, err := c.Client.CoreV1().Pods(ns).List(c.Ctx, metav1.ListOptions{LabelSelector: "app=" + rc.Name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,17 +56,17 @@ func (c *cluster) owned(t *testing.T, ns string, rc *corev1.ReplicationControlle
 
 // settled waits until rc has n owned pods and a status saying so, all of
 // them ready, at its current generation.
-func (c *cluster) settled(t *testing.T, ns, name string, n int32) *corev1.ReplicationController {
+func settled(t *testing.T, c *testenv.ControllerCluster, ns, name string, n int32) *corev1.ReplicationController {
 	t.Helper()
 	var rc *corev1.ReplicationController
 	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("%s: %d pods, ready, in status", name, n), func() (bool, error) {
 		var err error
-		rc, err = c.cs.CoreV1().ReplicationControllers(ns).Get(c.ctx, name, metav1.GetOptions{})
+		rc, err = c.Client.CoreV1().ReplicationControllers(ns).Get(c.Ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		st := rc.Status
-		pods := len(c.owned(t, ns, rc))
+		pods := len(owned(t, c, ns, rc))
 		ok := pods == int(n) && st.Replicas == n && st.FullyLabeledReplicas == n && st.ReadyReplicas == n &&
 			st.AvailableReplicas == n && st.ObservedGeneration == rc.Generation
 		return ok, fmt.Errorf("%d pods, status %+v, generation %d", pods, st, rc.Generation)
@@ -98,46 +75,51 @@ func (c *cluster) settled(t *testing.T, ns, name string, n int32) *corev1.Replic
 }
 
 func TestReplicationController(t *testing.T) {
-	c := startCluster(t)
-	ns := c.env.Namespace(t)
-	rcs := c.cs.CoreV1().ReplicationControllers(ns)
+	// The garbage collector runs beside it: kubectl's cascading deletes
+	// are its work.
+	c := testenv.StartControllerCluster(t, "rc", replicationcontroller.New, garbagecollector.New)
+	if name := replicationcontroller.New(testenv.ControllerContext(t, c.API.Config)).Name(); name != "replicationcontroller" {
+		t.Fatalf("controller name %q", name)
+	}
+	ns := c.Namespace(t)
+	rcs := c.Client.CoreV1().ReplicationControllers(ns)
 
 	t.Run("create, replace, adopt, release", func(t *testing.T) {
 		orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Labels: map[string]string{"app": "web"}},
 			Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
-		if _, err := c.cs.CoreV1().Pods(ns).Create(c.ctx, orphan, metav1.CreateOptions{}); err != nil {
+		if _, err := c.Client.CoreV1().Pods(ns).Create(c.Ctx, orphan, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		// Ready first: were the controller to see it only after creating
 		// three pods, the surplus it deletes is a pod not yet Ready.
 		testenv.Eventually(t, 10*time.Second, "orphan ready", func() (bool, error) {
-			p, err := c.cs.CoreV1().Pods(ns).Get(c.ctx, "orphan", metav1.GetOptions{})
+			p, err := c.Client.CoreV1().Pods(ns).Get(c.Ctx, "orphan", metav1.GetOptions{})
 			return err == nil && p.Status.Phase == corev1.PodRunning, err
 		})
-		if _, err := rcs.Create(c.ctx, newRC("web", 3), metav1.CreateOptions{}); err != nil {
+		if _, err := rcs.Create(c.Ctx, newRC("web", 3), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		rc := c.settled(t, ns, "web", 3)
-		if p, err := c.cs.CoreV1().Pods(ns).Get(c.ctx, "orphan", metav1.GetOptions{}); err != nil || metav1.GetControllerOf(p) == nil {
+		rc := settled(t, c, ns, "web", 3)
+		if p, err := c.Client.CoreV1().Pods(ns).Get(c.Ctx, "orphan", metav1.GetOptions{}); err != nil || metav1.GetControllerOf(p) == nil {
 			t.Fatalf("matching orphan not adopted: %v %+v", err, p.OwnerReferences)
 		}
 		// A pod it created, deleted, is replaced; the adopted pod,
 		// relabelled, is released, then replaced.
 		var created string
-		for _, p := range c.owned(t, ns, rc) {
+		for _, p := range owned(t, c, ns, rc) {
 			if p.Name != "orphan" {
 				created = p.Name
 			}
 		}
-		if err := c.cs.CoreV1().Pods(ns).Delete(c.ctx, created, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		if err := c.Client.CoreV1().Pods(ns).Delete(c.Ctx, created, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.cs.CoreV1().Pods(ns).Patch(c.ctx, "orphan", types.MergePatchType, []byte(`{"metadata":{"labels":{"app":"other"}}}`), metav1.PatchOptions{}); err != nil {
+		if _, err := c.Client.CoreV1().Pods(ns).Patch(c.Ctx, "orphan", types.MergePatchType, []byte(`{"metadata":{"labels":{"app":"other"}}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		c.settled(t, ns, "web", 3)
+		settled(t, c, ns, "web", 3)
 		testenv.Eventually(t, 10*time.Second, "relabelled pod released", func() (bool, error) {
-			p, err := c.cs.CoreV1().Pods(ns).Get(c.ctx, "orphan", metav1.GetOptions{})
+			p, err := c.Client.CoreV1().Pods(ns).Get(c.Ctx, "orphan", metav1.GetOptions{})
 			return err == nil && len(p.OwnerReferences) == 0, err
 		})
 	})
@@ -145,7 +127,7 @@ func TestReplicationController(t *testing.T) {
 	t.Run("events are the ReplicationController's", func(t *testing.T) {
 		sel := fields.Set{"involvedObject.kind": "ReplicationController", "involvedObject.name": "web", "reason": "SuccessfulCreate"}.String()
 		testenv.Eventually(t, 10*time.Second, "SuccessfulCreate events on the RC", func() (bool, error) {
-			l, err := c.cs.CoreV1().Events(ns).List(c.ctx, metav1.ListOptions{FieldSelector: sel})
+			l, err := c.Client.CoreV1().Events(ns).List(c.Ctx, metav1.ListOptions{FieldSelector: sel})
 			if err != nil || len(l.Items) == 0 {
 				return false, err
 			}
@@ -157,11 +139,11 @@ func TestReplicationController(t *testing.T) {
 		rc := newRC("sc", 2)
 		rc.Spec.Selector["tier"] = "fe"
 		rc.Spec.Template.Labels["tier"] = "fe"
-		if _, err := rcs.Create(c.ctx, rc, metav1.CreateOptions{}); err != nil {
+		if _, err := rcs.Create(c.Ctx, rc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		c.settled(t, ns, "sc", 2)
-		sc, err := rcs.GetScale(c.ctx, "sc", metav1.GetOptions{})
+		settled(t, c, ns, "sc", 2)
+		sc, err := rcs.GetScale(c.Ctx, "sc", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,20 +152,20 @@ func TestReplicationController(t *testing.T) {
 		}
 		stale := sc.DeepCopy()
 		sc.Spec.Replicas = 4
-		if _, err := rcs.UpdateScale(c.ctx, "sc", sc, metav1.UpdateOptions{}); err != nil {
+		if _, err := rcs.UpdateScale(c.Ctx, "sc", sc, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		c.settled(t, ns, "sc", 4)
+		settled(t, c, ns, "sc", 4)
 		stale.Spec.Replicas = 1
-		if _, err := rcs.UpdateScale(c.ctx, "sc", stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
+		if _, err := rcs.UpdateScale(c.Ctx, "sc", stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
 			t.Fatalf("scale update at a stale resourceVersion: %v, want a 409 Conflict", err)
 		}
 		stale.ResourceVersion = ""
-		if _, err := rcs.UpdateScale(c.ctx, "sc", stale, metav1.UpdateOptions{}); err != nil {
+		if _, err := rcs.UpdateScale(c.Ctx, "sc", stale, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		c.settled(t, ns, "sc", 1)
-		if sc, err := rcs.GetScale(c.ctx, "sc", metav1.GetOptions{}); err != nil || sc.Spec.Replicas != 1 || sc.Status.Replicas != 1 {
+		settled(t, c, ns, "sc", 1)
+		if sc, err := rcs.GetScale(c.Ctx, "sc", metav1.GetOptions{}); err != nil || sc.Spec.Replicas != 1 || sc.Status.Replicas != 1 {
 			t.Fatalf("scale after scaling down = %+v, %v", sc, err)
 		}
 	})
@@ -191,7 +173,7 @@ func TestReplicationController(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		rc := newRC("dflt", 1)
 		rc.Spec.Selector, rc.Spec.Replicas = nil, nil
-		got, err := rcs.Create(c.ctx, rc, metav1.CreateOptions{})
+		got, err := rcs.Create(c.Ctx, rc, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +182,7 @@ func TestReplicationController(t *testing.T) {
 			t.Fatalf("defaulted rc: selector %v labels %v replicas %v restartPolicy %q", got.Spec.Selector, got.Labels, got.Spec.Replicas,
 				got.Spec.Template.Spec.RestartPolicy)
 		}
-		c.settled(t, ns, "dflt", 1)
+		settled(t, c, ns, "dflt", 1)
 	})
 
 	t.Run("validation refusals", func(t *testing.T) {
@@ -214,30 +196,30 @@ func TestReplicationController(t *testing.T) {
 		} {
 			rc := newRC("bad", 1)
 			mutate(rc)
-			_, err := rcs.Create(c.ctx, rc, metav1.CreateOptions{})
+			_, err := rcs.Create(c.Ctx, rc, metav1.CreateOptions{})
 			if !apierrors.IsInvalid(err) {
 				t.Errorf("%s: %v, want 422 Invalid", name, err)
 			}
 		}
-		got, err := rcs.Get(c.ctx, "web", metav1.GetOptions{})
+		got, err := rcs.Get(c.Ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got.Spec.Selector = map[string]string{"app": "nope"}
-		if _, err := rcs.Update(c.ctx, got, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		if _, err := rcs.Update(c.Ctx, got, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
 			t.Errorf("update to a selector not matching the template: %v, want 422 Invalid", err)
 		}
 	})
 
 	t.Run("status.replicas is a selectable field", func(t *testing.T) {
-		l, err := rcs.List(c.ctx, metav1.ListOptions{FieldSelector: "status.replicas=4"})
+		l, err := rcs.List(c.Ctx, metav1.ListOptions{FieldSelector: "status.replicas=4"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(l.Items) != 0 {
 			t.Errorf("status.replicas=4: %d items, want none", len(l.Items))
 		}
-		l, err = rcs.List(c.ctx, metav1.ListOptions{FieldSelector: "status.replicas=3"})
+		l, err = rcs.List(c.Ctx, metav1.ListOptions{FieldSelector: "status.replicas=3"})
 		if err != nil || len(l.Items) != 1 || l.Items[0].Name != "web" {
 			t.Fatalf("status.replicas=3: %v %v", l, err)
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/cluster/controller/garbagecollector"
+	"github.com/kstep-dev/kstep/cluster/controller/replicationcontroller"
 	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,9 +40,9 @@ spec:
 // create -f, get, scale up and down, and the orphan and foreground
 // cascades.
 func TestKubectlReplicationController(t *testing.T) {
-	c := startCluster(t)
-	ns := c.env.Namespace(t)
-	k := testenv.NewKubectl(t, c.env.API.URL, ns)
+	c := testenv.StartControllerCluster(t, "rc", replicationcontroller.New, garbagecollector.New)
+	ns := c.Namespace(t)
+	k := testenv.NewKubectl(t, c.API.URL, ns)
 	create := func(name string) *corev1.ReplicationController {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), name+".yaml")
@@ -50,11 +52,11 @@ func TestKubectlReplicationController(t *testing.T) {
 		if out := k.Run("create", "-f", path); out != fmt.Sprintf("replicationcontroller/%s created", name) {
 			t.Fatalf("kubectl create: %q", out)
 		}
-		return c.settled(t, ns, name, 3)
+		return settled(t, c, ns, name, 3)
 	}
 	podsOf := func(name string) []corev1.Pod {
 		t.Helper()
-		l, err := c.cs.CoreV1().Pods(ns).List(c.ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+		l, err := c.Client.CoreV1().Pods(ns).List(c.Ctx, metav1.ListOptions{LabelSelector: "app=" + name})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +82,7 @@ func TestKubectlReplicationController(t *testing.T) {
 			if out := k.Run("scale", "rc", "web", fmt.Sprintf("--replicas=%d", n)); out != "replicationcontroller/web scaled" {
 				t.Fatalf("kubectl scale: %q", out)
 			}
-			c.settled(t, ns, "web", n)
+			settled(t, c, ns, "web", n)
 		}
 		if got := k.Run("get", "rc", "web", "-o", "jsonpath={.spec.replicas}/{.status.replicas}/{.status.readyReplicas}"); got != "1/1/1" {
 			t.Fatalf("after scaling to 1: %s", got)
@@ -92,7 +94,7 @@ func TestKubectlReplicationController(t *testing.T) {
 		before := podsOf("orph")
 		k.Run("delete", "rc", "orph", "--cascade=orphan")
 		testenv.Eventually(t, 20*time.Second, "rc gone", func() (bool, error) {
-			_, err := c.cs.CoreV1().ReplicationControllers(ns).Get(c.ctx, "orph", metav1.GetOptions{})
+			_, err := c.Client.CoreV1().ReplicationControllers(ns).Get(c.Ctx, "orph", metav1.GetOptions{})
 			return apierrors.IsNotFound(err), err
 		})
 		testenv.Consistently(t, 2*time.Second, "the same 3 pods, free", func() (bool, error) {
@@ -114,7 +116,7 @@ func TestKubectlReplicationController(t *testing.T) {
 		// One pod cannot finish going until the test lets it: the rc must
 		// wait for it.
 		held := podsOf("fg")[0].Name
-		if _, err := c.cs.CoreV1().Pods(ns).Patch(c.ctx, held, types.MergePatchType,
+		if _, err := c.Client.CoreV1().Pods(ns).Patch(c.Ctx, held, types.MergePatchType,
 			[]byte(`{"metadata":{"finalizers":["kstep.dev/test-hold"]}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -124,14 +126,14 @@ func TestKubectlReplicationController(t *testing.T) {
 			return len(pods) == 1 && pods[0].Name == held && pods[0].DeletionTimestamp != nil, fmt.Errorf("%d pods", len(pods))
 		})
 		testenv.Consistently(t, time.Second, "rc waiting on its pod", func() (bool, error) {
-			rc, err := c.cs.CoreV1().ReplicationControllers(ns).Get(c.ctx, "fg", metav1.GetOptions{})
+			rc, err := c.Client.CoreV1().ReplicationControllers(ns).Get(c.Ctx, "fg", metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
 			waiting := rc.DeletionTimestamp != nil && len(rc.Finalizers) == 1 && rc.Finalizers[0] == metav1.FinalizerDeleteDependents
 			return waiting && len(podsOf("fg")) == 1, fmt.Errorf("finalizers %v, %d pods", rc.Finalizers, len(podsOf("fg")))
 		})
-		if _, err := c.cs.CoreV1().Pods(ns).Patch(c.ctx, held, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		if _, err := c.Client.CoreV1().Pods(ns).Patch(c.Ctx, held, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		k.Run("wait", "--for=delete", "rc/fg", "--timeout=20s")

@@ -1,7 +1,6 @@
 package rootcacertpublisher
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -9,31 +8,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 const testCA = "-----BEGIN CERTIFICATE-----\nMIIBdGVzdA==\n-----END CERTIFICATE-----\n"
 
-type cluster struct {
-	env *testenv.ControllerCluster
-	cs  kubernetes.Interface
-	ctx context.Context
-}
-
-// startCluster runs the publisher, with ca as its root CA, on a real etcd
-// and apiserver.
-func startCluster(t *testing.T, ca string) *cluster {
-	t.Helper()
-	env := testenv.StartControllerCluster(t, "rootca")
-	cc := env.Controllers
-	cc.RootCA = []byte(ca)
-	testenv.RunController(t, New(cc), cc)
-	return &cluster{env: env, cs: env.Client, ctx: env.Ctx}
-}
-
-func (c *cluster) published(ns string) func() (bool, error) {
+func published(c *testenv.ControllerCluster, ns string) func() (bool, error) {
 	return func() (bool, error) {
-		cm, err := c.cs.CoreV1().ConfigMaps(ns).Get(c.ctx, Name, metav1.GetOptions{})
+		cm, err := c.Client.CoreV1().ConfigMaps(ns).Get(c.Ctx, Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -45,59 +26,63 @@ func (c *cluster) published(ns string) func() (bool, error) {
 // with the CA; deleted, it is back; edited, it is restored; a terminating
 // namespace gets none.
 func TestRootCAPublished(t *testing.T) {
-	c := startCluster(t, testCA)
+	c := testenv.StartControllerCluster(t, "rootca")
+	c.Controllers.RootCA = []byte(testCA)
+	testenv.RunController(t, New(c.Controllers), c.Controllers)
 	for _, ns := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
-		testenv.Eventually(t, 10*time.Second, "kube-root-ca.crt in "+ns, c.published(ns))
+		testenv.Eventually(t, 10*time.Second, "kube-root-ca.crt in "+ns, published(c, ns))
 	}
-	ns := c.env.Namespace(t)
+	ns := c.Namespace(t)
 	start := time.Now()
-	testenv.Eventually(t, 10*time.Second, "kube-root-ca.crt in a new namespace", c.published(ns))
+	testenv.Eventually(t, 10*time.Second, "kube-root-ca.crt in a new namespace", published(c, ns))
 	t.Logf("a new namespace had kube-root-ca.crt %v after its create returned", time.Since(start))
 
-	cms := c.cs.CoreV1().ConfigMaps(ns)
-	if err := cms.Delete(c.ctx, Name, metav1.DeleteOptions{}); err != nil {
+	cms := c.Client.CoreV1().ConfigMaps(ns)
+	if err := cms.Delete(c.Ctx, Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 10*time.Second, "kube-root-ca.crt back after deletion", c.published(ns))
+	testenv.Eventually(t, 10*time.Second, "kube-root-ca.crt back after deletion", published(c, ns))
 
-	cm, err := cms.Get(c.ctx, Name, metav1.GetOptions{})
+	cm, err := cms.Get(c.Ctx, Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cm.Data = map[string]string{DataKey: "not a CA", "extra": "x"}
-	if _, err := cms.Update(c.ctx, cm, metav1.UpdateOptions{}); err != nil {
+	if _, err := cms.Update(c.Ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 10*time.Second, "kube-root-ca.crt restored after an edit", c.published(ns))
+	testenv.Eventually(t, 10*time.Second, "kube-root-ca.crt restored after an edit", published(c, ns))
 
 	// Other ConfigMaps are their users'.
-	if _, err := cms.Create(c.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"a": "b"}}, metav1.CreateOptions{}); err != nil {
+	if _, err := cms.Create(c.Ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"a": "b"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Consistently(t, 500*time.Millisecond, "a user's ConfigMap left alone", func() (bool, error) {
-		cm, err := cms.Get(c.ctx, "app", metav1.GetOptions{})
+		cm, err := cms.Get(c.Ctx, "app", metav1.GetOptions{})
 		return err == nil && cm.Data["a"] == "b" && len(cm.Data) == 1, err
 	})
 
 	// Terminating (no namespace controller runs here): not put back.
-	if err := c.cs.CoreV1().Namespaces().Delete(c.ctx, ns, metav1.DeleteOptions{}); err != nil {
+	if err := c.Client.CoreV1().Namespaces().Delete(c.Ctx, ns, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := cms.Delete(c.ctx, Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := cms.Delete(c.Ctx, Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
 	testenv.Consistently(t, time.Second, "no kube-root-ca.crt in a terminating namespace", func() (bool, error) {
-		_, err := cms.Get(c.ctx, Name, metav1.GetOptions{})
+		_, err := cms.Get(c.Ctx, Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})
 }
 
 // Without a CA the publisher writes nothing (and says so in its log).
 func TestNoRootCANoPublishing(t *testing.T) {
-	c := startCluster(t, "")
-	ns := c.env.Namespace(t)
+	c := testenv.StartControllerCluster(t, "rootca")
+	c.Controllers.RootCA = []byte("")
+	testenv.RunController(t, New(c.Controllers), c.Controllers)
+	ns := c.Namespace(t)
 	testenv.Consistently(t, time.Second, "nothing published without a CA", func() (bool, error) {
-		_, err := c.cs.CoreV1().ConfigMaps(ns).Get(c.ctx, Name, metav1.GetOptions{})
+		_, err := c.Client.CoreV1().ConfigMaps(ns).Get(c.Ctx, Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})
 }

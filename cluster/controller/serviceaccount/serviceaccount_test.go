@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kstep-dev/kstep/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,64 +100,64 @@ func TestSync(t *testing.T) {
 }
 
 func TestDefaultServiceAccount(t *testing.T) {
-	c := startCluster(t)
-	sas := c.cs.CoreV1().ServiceAccounts
+	c := testenv.StartControllerCluster(t, "sa", New)
+	sas := c.Client.CoreV1().ServiceAccounts
 	has := func(ns string) func() (bool, error) {
 		return func() (bool, error) {
-			_, err := sas(ns).Get(c.ctx, DefaultName, metav1.GetOptions{})
+			_, err := sas(ns).Get(c.Ctx, DefaultName, metav1.GetOptions{})
 			return err == nil, err
 		}
 	}
 	for _, ns := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
-		eventually(t, 10*time.Second, "default service account in existing namespace "+ns, has(ns))
+		testenv.Eventually(t, 10*time.Second, "default service account in existing namespace "+ns, has(ns))
 	}
 
-	ns := c.namespace(t)
-	eventually(t, 10*time.Second, "default service account in a new namespace", has(ns))
-	first, err := sas(ns).Get(c.ctx, DefaultName, metav1.GetOptions{})
+	ns := c.Namespace(t)
+	testenv.Eventually(t, 10*time.Second, "default service account in a new namespace", has(ns))
+	first, err := sas(ns).Get(c.Ctx, DefaultName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	if err := sas(ns).Delete(c.ctx, DefaultName, metav1.DeleteOptions{}); err != nil {
+	if err := sas(ns).Delete(c.Ctx, DefaultName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "default service account back after deletion", func() (bool, error) {
-		sa, err := sas(ns).Get(c.ctx, DefaultName, metav1.GetOptions{})
+	testenv.Eventually(t, 10*time.Second, "default service account back after deletion", func() (bool, error) {
+		sa, err := sas(ns).Get(c.Ctx, DefaultName, metav1.GetOptions{})
 		return err == nil && sa.UID != first.UID, err
 	})
 
 	// Other accounts are users': left alone.
-	if _, err := sas(ns).Create(c.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder"}}, metav1.CreateOptions{}); err != nil {
+	if _, err := sas(ns).Create(c.Ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sas(ns).Delete(c.ctx, "builder", metav1.DeleteOptions{}); err != nil {
+	if err := sas(ns).Delete(c.Ctx, "builder", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	consistently(t, 500*time.Millisecond, "a deleted non-default account stays deleted", func() (bool, error) {
-		_, err := sas(ns).Get(c.ctx, "builder", metav1.GetOptions{})
+	testenv.Consistently(t, 500*time.Millisecond, "a deleted non-default account stays deleted", func() (bool, error) {
+		_, err := sas(ns).Get(c.Ctx, "builder", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})
 }
 
 func TestNoServiceAccountInTerminatingNamespace(t *testing.T) {
-	c := startCluster(t)
-	ns := c.namespace(t)
-	eventually(t, 10*time.Second, "default service account", func() (bool, error) {
-		_, err := c.cs.CoreV1().ServiceAccounts(ns).Get(c.ctx, DefaultName, metav1.GetOptions{})
+	c := testenv.StartControllerCluster(t, "sa", New)
+	ns := c.Namespace(t)
+	testenv.Eventually(t, 10*time.Second, "default service account", func() (bool, error) {
+		_, err := c.Client.CoreV1().ServiceAccounts(ns).Get(c.Ctx, DefaultName, metav1.GetOptions{})
 		return err == nil, err
 	})
-	if err := c.cs.CoreV1().Namespaces().Delete(c.ctx, ns, metav1.DeleteOptions{}); err != nil {
+	if err := c.Client.CoreV1().Namespaces().Delete(c.Ctx, ns, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// No namespace controller runs: the namespace stays Terminating (on an
 	// apiserver that no longer empties namespaces itself).
-	err := c.cs.CoreV1().ServiceAccounts(ns).Delete(c.ctx, DefaultName, metav1.DeleteOptions{})
+	err := c.Client.CoreV1().ServiceAccounts(ns).Delete(c.Ctx, DefaultName, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	consistently(t, time.Second, "no service account in a terminating namespace", func() (bool, error) {
-		_, err := c.cs.CoreV1().ServiceAccounts(ns).Get(c.ctx, DefaultName, metav1.GetOptions{})
+	testenv.Consistently(t, time.Second, "no service account in a terminating namespace", func() (bool, error) {
+		_, err := c.Client.CoreV1().ServiceAccounts(ns).Get(c.Ctx, DefaultName, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})
 }

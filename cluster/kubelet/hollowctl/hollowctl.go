@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/kstep-dev/kstep/internal/jsonctl"
+	"github.com/kstep-dev/kstep/internal/util/jsonctl"
 )
 
 // Path is where a hollow-nodes actor serves the control.

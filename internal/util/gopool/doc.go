@@ -19,4 +19,10 @@
 // Pool must not run functions that live as long as a stream (a watch holds
 // its goroutine for its lifetime and would pin a worker): callers send only
 // work that ends.
+//
+// Who may import it: any kstep package, the actors first (cluster/apiserver
+// and cluster/storage run on it). Like everything under internal/util, it
+// imports no other kstep package, so that an actor importing it imports
+// nothing else of kstep's (internal/testenv's TestInternalImportRules holds
+// both to it).
 package gopool

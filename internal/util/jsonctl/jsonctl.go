@@ -1,8 +1,3 @@
-// Package jsonctl is the client half of the small JSON-over-HTTP controls
-// kstep's actors serve about themselves (cluster/netfault's links,
-// cluster/kubelet/hollowctl's kubelets): one request, one JSON answer, and
-// a 404 told apart from other failures. It owns nothing else and knows no
-// control's document.
 package jsonctl
 
 import (
