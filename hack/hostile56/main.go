@@ -34,6 +34,7 @@ func main() {
 	kstep := flag.String("kstep", "bin/kstep", "the kstep binary --down runs")
 	down := flag.Bool("down", false, "end with `kstep down --purge --state-dir DIR` and check it left nothing under nodes/")
 	timeout := flag.Duration("timeout", time.Minute, "bound on every request and kubectl run")
+	only := flag.String("findings", "1,2,3,4,5,6", "the findings to reproduce, by the issue's numbers")
 	flag.Parse()
 	if *kubeconfig == "" || *stateDir == "" {
 		fmt.Fprintln(os.Stderr, "hostile56: --kubeconfig and --state-dir are required")
@@ -50,8 +51,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hostile56: setup:", err)
 		os.Exit(1)
 	}
-	for _, f := range []func(){e.finding1, e.finding2, e.finding3, e.finding4, e.finding5, e.finding6} {
-		f()
+	for i, f := range []func(){e.finding1, e.finding2, e.finding3, e.finding4, e.finding5, e.finding6} {
+		if slices.Contains(strings.Split(*only, ","), strconv.Itoa(i+1)) {
+			f()
+		}
 	}
 	e.deleteOwn()
 	if *down {
