@@ -74,7 +74,7 @@ type Profile struct {
 	// of the first send. Their pods still count for validity, throughput
 	// and costs. Unset: none left out (measured on the 2-core machine
 	// while it was shared and saturated, leaving out the quick profile's
-	// first 20 or 40 objects did not lower the runs' CV; see README).
+	// first 20 or 40 objects did not lower the runs' CV; see docs/guides/compare.md).
 	// --warm-up-objects and --warm-up-duration override it; run.json
 	// records it (warm_up) and compare refuses sets that differ in it.
 	WarmUp *WarmUp `json:"warmUp,omitempty"`

@@ -9,15 +9,15 @@ import (
 	"testing"
 )
 
-// notServedRow is one row of the README's table of what is not served:
+// notServedRow is one row of docs/guides/apiserver.md's table of what is not served:
 // `METHOD /path` (and a content type) in its second column, the status a
 // client gets first in its third.
 var notServedRow = regexp.MustCompile("^\\|[^|]+\\| `([A-Z]+) ([^` ]+)(?: ([a-z+/-]+))?` \\| (\\d{3}) ")
 
-// The README says what is not served and what a client gets instead; every
+// docs/guides/apiserver.md says what is not served and what a client gets instead; every
 // row of that table is asked of a real apiserver, so the table stays true.
 func TestREADMENotServedTable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/guides/apiserver.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestREADMENotServedTable(t *testing.T) {
 	start := strings.Index(text, "<!-- not-served -->")
 	end := strings.Index(text, "<!-- /not-served -->")
 	if start < 0 || end < start {
-		t.Fatal("README.md has no <!-- not-served --> table")
+		t.Fatal("docs/guides/apiserver.md has no <!-- not-served --> table")
 	}
 	e := newEnv(t)
 	rows := 0
@@ -45,7 +45,7 @@ func TestREADMENotServedTable(t *testing.T) {
 		}
 		code, _, resp := do(t, http.DefaultClient, method, e.api.URL+path, ctype, body)
 		if strconv.Itoa(code) != want {
-			t.Errorf("README: %s %s → %s; the apiserver answers %d: %.300s", method, path, want, code, resp)
+			t.Errorf("docs/guides/apiserver.md: %s %s → %s; the apiserver answers %d: %.300s", method, path, want, code, resp)
 			continue
 		}
 		if s := statusOf(t, resp); strconv.Itoa(int(s.Code)) != want {
@@ -53,6 +53,6 @@ func TestREADMENotServedTable(t *testing.T) {
 		}
 	}
 	if rows < 10 {
-		t.Fatalf("found %d rows in the README's not-served table, want its every row (10 or more)", rows)
+		t.Fatalf("found %d rows in docs/guides/apiserver.md's not-served table, want its every row (10 or more)", rows)
 	}
 }

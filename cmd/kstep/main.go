@@ -24,7 +24,7 @@ func main() {
 	}
 }
 
-// The exit codes of every kstep command, one table (README, "Exit codes"):
+// The exit codes of every kstep command, one table (docs/reference/exit-codes.md):
 // CI must tell "the cluster got slower" from "the run cannot be judged"
 // from "the harness broke".
 const (

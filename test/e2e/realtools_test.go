@@ -133,7 +133,7 @@ func kubernetesServiceFollows(ctx context.Context, t *testing.T, p provider.Prov
 	t.Logf("both apiservers listed (%v) %v after the cluster was up", both, took.Round(time.Millisecond))
 	if p.Name() == "process" {
 		// Every apiserver on 127.0.0.1 with a port of its own: each is a
-		// subset and a slice of its own (the README says why).
+		// subset and a slice of its own (docs/guides/apiserver.md says why).
 		var want []string
 		for _, a := range p.Actors() {
 			if a.Role == provider.RoleAPIServer {
