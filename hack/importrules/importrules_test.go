@@ -98,8 +98,16 @@ var rules = []rule{
 		pkgs: []string{"..."}, skip: []string{"hack/..."}, forbidden: []string{"hack/importrules"}},
 	{doc: "cluster/scheduler/internal/st/doc.go", says: "it must not be imported by non-test code",
 		pkgs: []string{"..."}, forbidden: []string{"cluster/scheduler/internal/st"}},
-	{doc: "internal/testenv/doc.go", says: "must never be imported by non-test code paths of the actors",
-		pkgs: actors, forbidden: []string{"internal/testenv"}},
+	{doc: "internal/testenv/doc.go", says: "no other file of a kstep package",
+		pkgs: []string{"..."}, skip: []string{"internal/testenv"}, forbidden: []string{"internal/testenv"}},
+	{doc: "internal/util/gopool/doc.go", says: "imports no other kstep package",
+		pkgs: []string{"internal/util/..."}, forbidden: []string{"..."}, allowed: []string{"internal/util/..."}},
+	{doc: "internal/util/jsonctl/doc.go", says: "it imports no other kstep package",
+		pkgs: []string{"internal/util/..."}, forbidden: []string{"..."}, allowed: []string{"internal/util/..."}},
+	{doc: "internal/tiers/doc.go", says: "Who may import it: internal/testenv and hack/tiers",
+		pkgs: []string{"..."}, skip: []string{"internal/testenv", "hack/tiers", "internal/tiers"}, forbidden: []string{"internal/tiers"}},
+	{doc: "internal/tiers/doc.go", says: "It must not import any kstep package",
+		pkgs: []string{"internal/tiers"}, forbidden: []string{"..."}},
 }
 
 // match reports whether the module path p matches pattern.

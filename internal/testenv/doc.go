@@ -7,8 +7,6 @@
 //
 // Who may import it: _test.go files, of any package; no other file of a
 // kstep package (it imports the apiserver, the controllers and etcd, which
-// an actor that linked it would carry). TestInternalImportRules fails when
-// one does, and holds the rest of internal/ to what its doc.go says:
-// internal/util imports no other kstep package and any package may import
-// it; internal/tiers is imported by testenv and hack/tiers only.
+// an actor that linked it would carry). hack/importrules fails when one
+// does, and holds the rest of internal/ to what its doc.go files say.
 package testenv

@@ -6,5 +6,5 @@
 //
 // Who may import it: internal/testenv and hack/tiers, from any file; other
 // packages from their tests only. It must not import any kstep package
-// (internal/testenv's TestInternalImportRules holds it to both).
+// (hack/importrules holds it to both).
 package tiers

@@ -23,6 +23,5 @@
 // Who may import it: any kstep package, the actors first (cluster/apiserver
 // and cluster/storage run on it). Like everything under internal/util, it
 // imports no other kstep package, so that an actor importing it imports
-// nothing else of kstep's (internal/testenv's TestInternalImportRules holds
-// both to it).
+// nothing else of kstep's (hack/importrules holds both to it).
 package gopool

@@ -5,6 +5,6 @@
 // control's document.
 //
 // Who may import it: any kstep package. Like everything under
-// internal/util, it imports no other kstep package (internal/testenv's
-// TestInternalImportRules holds it to that).
+// internal/util, it imports no other kstep package (hack/importrules
+// holds it to that).
 package jsonctl
