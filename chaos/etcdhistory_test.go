@@ -119,7 +119,7 @@ func TestEtcdHistoryReplayIgnoresOthersProgress(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	})
-	for round := range 30 {
+	for round := range 10 {
 		got, err := replay(ctx, cli, podsPrefix, 1, to)
 		if err != nil {
 			t.Fatal(err)
