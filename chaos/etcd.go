@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/kstep-dev/kstep/cluster/etcdadmin"
 	"github.com/kstep-dev/kstep/cluster/provider"
@@ -136,12 +139,26 @@ func (e *etcdClient) revision(ctx context.Context) (int64, error) {
 	return resp.Header.Revision, nil
 }
 
+// replayStreams numbers the replays' watch streams.
+var replayStreams atomic.Int64
+
 // replay replays etcd's events under prefix from revision from up to
 // revision to. The prefix need not change at to: once the watch has
 // delivered every event up to to, etcd's progress notification says so.
+//
+// The watch has a gRPC stream of its own. etcd answers a progress request
+// once for all the watchers of a stream, and the client hands the answer to
+// every watcher of the stream it has then, also one whose creation was
+// answered after etcd made the progress answer and before it sent it: that
+// watcher would take it as caught up before etcd had sent it any of its
+// history, and a replay sharing its stream with Keep's others ended with no
+// revisions at all. The client shares a stream among the watches whose
+// contexts carry the same metadata: a key of the replay's own makes one.
 func (e *etcdClient) replay(ctx context.Context, prefix string, from, to int64) ([]int64, error) {
 	revs := []int64{}
-	wctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), time.Minute)
+	own := metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(ctx),
+		"kstep-history-replay", strconv.FormatInt(replayStreams.Add(1), 10))
+	wctx, cancel := context.WithTimeout(own, time.Minute)
 	defer cancel()
 	wch := e.cli.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(from))
 	// etcd answers a progress request only once the stream's watchers have
