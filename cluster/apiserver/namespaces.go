@@ -80,7 +80,13 @@ func (s *Server) namespaceWritable(ctx context.Context, name string) error {
 		obj = o.(*corev1.Namespace)
 	}
 	if obj.Status.Phase == corev1.NamespaceTerminating || obj.DeletionTimestamp != nil {
-		return apierrors.NewForbidden(gr, name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", name))
+		msg := fmt.Sprintf("namespace %s is being terminated", name)
+		err := apierrors.NewForbidden(gr, name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", name))
+		// As upstream's NamespaceLifecycle: the cause tells a controller
+		// this refusal from any other 403 (a ResourceQuota's, RBAC's).
+		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes,
+			metav1.StatusCause{Type: corev1.NamespaceTerminatingCause, Message: msg, Field: "metadata.namespace"})
+		return err
 	}
 	return nil
 }

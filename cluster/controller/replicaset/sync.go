@@ -277,9 +277,11 @@ func (r *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 	sent := time.Now()
 	created, err := r.createSettled(ctx, rs, pod)
 	if err != nil {
-		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsForbidden(err) {
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			return nil // the namespace is going; so is the ReplicaSet
 		}
+		// Any other refusal (a ResourceQuota's 403 among them) is a
+		// failure the status says: ReplicaFailure, FailedCreate.
 		r.recorder.Eventf(r.owners.EventObject(rs), corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
 		return err
 	}
